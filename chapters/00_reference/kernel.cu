@@ -1,0 +1,58 @@
+// Chapter 00: the reference kernel.
+//
+// One thread computes one element of D by walking the whole of K, dequantising every value
+// (fp8 * its scale) and accumulating in fp32. No shared memory, no tensor cores, no tricks: this
+// is the kernel every later chapter is checked against on shapes too large for the CPU.
+#include "chapters/registry.hpp"
+#include "common/check.hpp"
+#include "common/problem.hpp"
+
+namespace ch00 {
+
+using gemm::kScaleBlock;
+
+constexpr int kBlockN = 32;  // threadIdx.x walks N: one warp covers 32 columns of one row
+constexpr int kBlockM = 8;   // threadIdx.y walks M
+
+__global__ void __launch_bounds__(kBlockN* kBlockM)
+    reference_gemm_kernel(gemm::GemmArgs args) {
+  const int m = blockIdx.y * kBlockM + threadIdx.y;
+  const int n = blockIdx.x * kBlockN + threadIdx.x;
+  const auto [M, N, K] = args.shape;
+  if (m >= M || n >= N) return;
+
+  const __nv_fp8_e4m3* a_row = args.a + int64_t(m) * K;
+  const __nv_fp8_e4m3* b_row = args.b + int64_t(n) * K;
+  float acc = 0.0f;
+  for (int kb = 0; kb < K / kScaleBlock; ++kb) {
+    const float sa = args.sa[int64_t(kb) * args.shape.sa_ld() + m];
+    const float sb = args.sb[int64_t(n / kScaleBlock) * (K / kScaleBlock) + kb];
+    // 16 fp8 values of each row per step: one 16-byte load each (rows are 16-byte aligned
+    // because K is a multiple of 128).
+    for (int k = kb * kScaleBlock; k < (kb + 1) * kScaleBlock; k += 16) {
+      const uint4 av = *reinterpret_cast<const uint4*>(a_row + k);
+      const uint4 bv = *reinterpret_cast<const uint4*>(b_row + k);
+      const auto* a2 = reinterpret_cast<const __nv_fp8x2_e4m3*>(&av);
+      const auto* b2 = reinterpret_cast<const __nv_fp8x2_e4m3*>(&bv);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float2 x = float2(a2[i]), y = float2(b2[i]);
+        acc = fmaf(x.x * sa, y.x * sb, acc);
+        acc = fmaf(x.y * sa, y.y * sb, acc);
+      }
+    }
+  }
+  args.d[int64_t(m) * N + n] = __float2bfloat16(acc);  // round to nearest even
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm::validate(args.shape);
+  const dim3 block(kBlockN, kBlockM);
+  const dim3 grid(unsigned((args.shape.n + kBlockN - 1) / kBlockN),
+                  unsigned((args.shape.m + kBlockM - 1) / kBlockM));
+  if (grid.y > 65535) throw gemm::UnsupportedError("chapter 00: M must be below 524281");
+  reference_gemm_kernel<<<grid, block, 0, stream>>>(args);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ch00

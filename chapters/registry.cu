@@ -1,0 +1,37 @@
+#include "chapters/registry.hpp"
+
+// Each chapter's kernel.cu defines chNN::gemm.
+namespace ch00 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
+
+namespace gemm {
+
+namespace {
+Tolerance fp32_cuda_cores(const Shape& s) { return fp32_accumulation_tolerance(s.k); }
+}  // namespace
+
+const std::vector<Chapter>& chapters() {
+  static const std::vector<Chapter> list = {
+      {0, "00_reference",
+       "naive CUDA kernel: one thread per output, fp32 accumulation of dequantised values",
+       ch00::gemm, true, true, fp32_cuda_cores, kRelDiffFp32},
+      {1, "01_wgmma_m64n8k16",
+       "one wgmma m64n8k16 (bf16) from shared memory with hand-built matrix descriptors",
+       nullptr, false, false, nullptr, 0.0},
+  };
+  return list;
+}
+
+const Chapter* find_chapter(int number) {
+  for (const Chapter& c : chapters())
+    if (c.number == number) return &c;
+  return nullptr;
+}
+
+const Chapter* previous_gemm(const Chapter& c) {
+  const Chapter* prev = nullptr;
+  for (const Chapter& p : chapters())
+    if (p.number < c.number && p.launch) prev = &p;
+  return prev;
+}
+
+}  // namespace gemm

@@ -1,0 +1,124 @@
+#include "chapters/runner.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "chapters/registry.hpp"
+#include "common/cli.hpp"
+#include "common/cublaslt.hpp"
+#include "common/device.hpp"
+#include "common/timing.hpp"
+
+namespace gemm {
+
+namespace {
+
+// Above this many multiply-adds the CPU reference checks bands of rows instead of all of M.
+constexpr double kCpuReferenceMacs = 4e9;
+
+bool report(const char* what, const Comparison& c, int64_t unwritten, int64_t nan,
+            double max_rel_diff) {
+  const bool ok = unwritten == 0 && nan == 0 && c.over_bound == 0 && c.rel_diff <= max_rel_diff;
+  std::printf("  %-34s %s  [%s]\n", what, c.str().c_str(), ok ? "PASS" : "FAIL");
+  if (unwritten || nan)
+    std::printf("  %-34s %lld elements of D unwritten, %lld NaN/Inf\n", "",
+                (long long)unwritten, (long long)nan);
+  return ok;
+}
+
+void print_row(const char* name, const Shape& s, const Timing& t) {
+  std::printf("  %-22s %10.1f %9.1f %9.0f   (median of %d)\n", name, t.median_ms * 1e3,
+              tflops(s, t.median_ms), gbps(s, t.median_ms), t.runs);
+}
+
+}  // namespace
+
+int run_chapter(int number, int argc, char** argv) {
+  const Chapter* ch = find_chapter(number);
+  if (!ch || !ch->launch) {
+    std::fprintf(stderr, "chapter %02d is not a registered GEMM chapter\n", number);
+    return 2;
+  }
+  const std::string program = std::string("chapter ") + ch->dir;
+  CliOptions opt;
+  try {
+    opt = parse_cli(argc, argv, Shape{4096, 4096, 7168});
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return 2;
+  }
+  if (opt.help) {
+    std::printf("%s", cli_usage(argv[0], program + ": " + ch->idea).c_str());
+    return 0;
+  }
+  if (std::string why = hopper_unavailable_reason(); !why.empty()) {
+    std::printf("%s: cannot run: %s\n", program.c_str(), why.c_str());
+    return 2;
+  }
+
+  try {
+    const Shape s = opt.shape;
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s: %s\n%s, seed %llu, %s (%d SMs)\n", program.c_str(), ch->idea, s.str().c_str(),
+                (unsigned long long)opt.seed, prop.name, prop.multiProcessorCount);
+
+    const HostProblem host = make_problem(s, opt.seed, ch->applies_scales ? Scales::Random
+                                                                          : Scales::Unit);
+    const DeviceProblem dev(host);
+    bool ok = true;
+    if (opt.check) {
+      dev.poison();
+      ch->launch(dev.args(), nullptr);
+      const std::vector<uint16_t> d = dev.download_d();
+      std::printf("checks (%s inputs):\n", ch->applies_scales ? "quantised, random scales"
+                                                               : "unit scales");
+      const ReferenceCheck ref =
+          check_against_reference(host, d, ch->tolerance(s), kCpuReferenceMacs);
+      const std::string what = "vs CPU reference, " + std::to_string(ref.rows_checked) + " rows:";
+      ok &= report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total,
+                   ch->max_rel_diff);
+      if (const Chapter* prev = previous_gemm(*ch)) {
+        dev.poison();
+        prev->launch(dev.args(), nullptr);
+        const std::vector<uint16_t> d_prev = dev.download_d();
+        // Against the previous chapter: both err from the exact value by their own bound, so
+        // their difference is bounded by the sum; the reference bound of the looser one is used
+        // on the bands above, here the check is the relative difference.
+        const Comparison c = compare_outputs(d, d_prev, Tolerance{1.0, 0.0, INFINITY});
+        const std::string w = std::string("vs chapter ") + prev->dir + ":";
+        ok &= report(w.c_str(), c, c.unwritten, c.nan, ch->max_rel_diff);
+      }
+    }
+
+    const L2Flusher flusher;
+    TimingOptions topt;
+    topt.runs = opt.iters;
+    std::printf("timing (L2 flushed by a %.1f GB memset before each run; CUDA events):\n",
+                flusher.bytes() / 1e9);
+    std::printf("  %-22s %10s %9s %9s\n", "", "median us", "TFLOPS", "GB/s");
+    const GemmArgs args = dev.args();
+    print_row(ch->dir, s,
+              time_launch([&](cudaStream_t st) { ch->launch(args, st); }, flusher, nullptr, topt));
+    for (Peer p : kAllPeers) {
+      try {
+        const CublasLtGemm peer(p, args);
+        print_row(peer_name(p), s,
+                  time_launch([&](cudaStream_t st) { peer.run(st); }, flusher, nullptr, topt));
+      } catch (const Error& e) {
+        std::printf("  %-22s unavailable: %s\n", peer_name(p), e.what());
+      }
+    }
+    std::printf("%s\n", ok ? "all checks passed" : "CHECK FAILED");
+    return ok ? 0 : 1;
+  } catch (const UnsupportedError& e) {
+    std::printf("%s: cannot run: %s\n", program.c_str(), e.what());
+    return 2;
+  } catch (const Error& e) {
+    std::printf("%s: error: %s\n", program.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace gemm

@@ -1,0 +1,28 @@
+// The command line every chapter binary shares:
+//   --m M --n N --k K   the problem (validated; see common/problem.hpp)
+//   --iters I           timed runs (median reported)
+//   --seed S            input seed
+//   --no-check          skip the correctness checks (timing only)
+//   --help
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/problem.hpp"
+
+namespace gemm {
+
+struct CliOptions {
+  Shape shape{4096, 4096, 7168};
+  int iters = 30;
+  uint64_t seed = 2026;
+  bool check = true;
+  bool help = false;  // --help was given: the caller prints usage() and exits 0
+};
+
+std::string cli_usage(const std::string& program, const std::string& about);
+// Throws UnsupportedError naming the bad argument, or the broken shape constraint.
+CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_shape);
+
+}  // namespace gemm

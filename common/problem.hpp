@@ -1,0 +1,59 @@
+// The problem every chapter solves, and the constraints on its shape.
+//
+//   D[m][n] = sum_k (A[m][k] * sA[m][k/128]) * (B[n][k] * sB[n/128][k/128])
+//
+//   A  : M x K fp8 e4m3, row-major (K contiguous)
+//   sA : fp32, one per (row, 128-wide K block), M-major: sA[kb * sa_ld + m], sa_ld = M rounded up to 4
+//   B  : N x K fp8 e4m3, row-major (K contiguous), i.e. the transpose of the math's B
+//   sB : fp32, one per 128 x 128 block, sB[nb * k_blocks + kb]
+//   D  : M x N bf16, row-major
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+#include <string>
+
+// Functions both the host and the kernels call.
+#ifdef __CUDACC__
+#define GEMM_HOST_DEVICE __host__ __device__
+#else
+#define GEMM_HOST_DEVICE
+#endif
+
+namespace gemm {
+
+inline constexpr int kScaleBlock = 128;  // K (and N, for B) extent that one scale covers
+
+struct Shape {
+  int64_t m = 0, n = 0, k = 0;
+
+  GEMM_HOST_DEVICE int64_t k_blocks() const { return k / kScaleBlock; }
+  GEMM_HOST_DEVICE int64_t n_blocks() const { return (n + kScaleBlock - 1) / kScaleBlock; }
+  // Leading dimension of sA: TMA needs 16-byte aligned strides, i.e. 4 floats.
+  GEMM_HOST_DEVICE int64_t sa_ld() const { return (m + 3) / 4 * 4; }
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // Fewest bytes a GEMM must move: A and B once (fp8), D once (bf16). Scales are negligible.
+  double min_bytes() const { return double(m * k + n * k + 2 * m * n); }
+  std::string str() const;
+};
+
+// Empty when the shape is legal; otherwise a sentence naming the broken constraint.
+//   M >= 1; N >= 8 and a multiple of 8 (rows of D are 16-byte aligned); K >= 128 and a multiple of
+//   128 (one A scale per 128 columns).
+std::string shape_error(const Shape& s);
+// Throws UnsupportedError with shape_error()'s sentence.
+void validate(const Shape& s);
+
+// Device pointers of one problem, as every kernel from chapter 00 on receives them.
+struct GemmArgs {
+  Shape shape;
+  const __nv_fp8_e4m3* a = nullptr;
+  const float* sa = nullptr;
+  const __nv_fp8_e4m3* b = nullptr;
+  const float* sb = nullptr;
+  __nv_bfloat16* d = nullptr;
+};
+
+}  // namespace gemm

@@ -1,0 +1,103 @@
+// The CPU reference, in double precision, and the comparison every check uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/inputs.hpp"
+
+namespace gemm {
+
+// D for rows [0, M) of a HostProblem, exactly dequantised and summed in double, before any bf16
+// rounding. abs_sum[i] = sum_k |a*sa * b*sb| bounds how much any floating-point accumulation of
+// that dot product can err: fp32 recursive summation of K terms is off by at most K * 2^-24 of it.
+struct Reference {
+  Shape shape;
+  std::vector<double> value;    // M x N, row-major
+  std::vector<double> abs_sum;  // M x N, row-major
+};
+
+Reference reference_gemm(const HostProblem& p);
+
+// bf16 bit pattern written into D before every run: a NaN no arithmetic produces by accident.
+inline constexpr uint16_t kPoisonBits = 0x7FB1;
+
+// Per-element error bound |d - ref| <= out_rel * |ref| + terms_rel * abs_sum + abs_floor.
+// out_rel covers the final rounding to bf16 (2^-8, half an ulp at 8 significant bits);
+// terms_rel covers the accumulation and any rounding of the inputs, relative to sum |terms|.
+struct Tolerance {
+  double out_rel = 0x1.0p-8;
+  double terms_rel = 0.0;
+  double abs_floor = 0.0;
+};
+
+struct Comparison {
+  int64_t count = 0;       // elements compared
+  int64_t unwritten = 0;   // still holding the poison pattern
+  int64_t nan = 0;         // other NaN or Inf
+  int64_t over_bound = 0;  // finite, but outside the Tolerance
+  double rel_diff = 0.0;   // 1 - 2<x,y> / (<x,x> + <y,y>), as DeepGEMM's calc_diff
+  double max_abs_err = 0.0;
+  double max_abs_ref = 0.0;
+  int64_t worst_index = -1;  // row-major index of the largest error relative to its bound
+
+  bool all_written_and_finite() const { return unwritten == 0 && nan == 0; }
+  std::string str() const;
+};
+
+float bf16_to_float(uint16_t bits);
+// Round-to-nearest-even float -> bf16 bits, as the hardware's cvt.rn.bf16.f32.
+uint16_t float_to_bf16_bits(float x);
+
+// d holds bf16 bit patterns, M x N row-major.
+Comparison compare_to_reference(const std::vector<uint16_t>& d, const Reference& ref,
+                                const Tolerance& tol);
+// Two kernels' outputs, element by element; bounds are relative to y (max(|x|,|y|) would do too).
+Comparison compare_outputs(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y,
+                           const Tolerance& tol);
+
+// The relative difference of two real vectors (exposed for its own test).
+double rel_diff(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace gemm
+
+namespace gemm {
+
+// Tolerances derived from each kind of arithmetic (u = unit roundoff; bf16 output u = 2^-8).
+// fp32 accumulation on CUDA cores: two dequantising multiplies and one product rounding per term,
+// then K additions: |err| <= (K + 3) * 2^-24 * sum|terms|, plus the bf16 rounding of D.
+Tolerance fp32_accumulation_tolerance(int64_t k);
+// Tensor-core FP8 accumulation: the hardware aligns products to the largest exponent and keeps
+// about 13 fraction bits (DeepSeek-V3 report, section 3.3.2), so each k32 instruction can lose up
+// to 2^-13 of the magnitude it adds. With promotion into fp32 every `promote_every` elements of K
+// (= K when there is none), at most promote_every / 32 such losses pile up in a partial sum.
+Tolerance tensor_core_fp8_tolerance(int64_t k, int64_t promote_every);
+// bf16 operands holding dequantised fp8 values: each operand is rounded once more (2 * 2^-8 per
+// term), accumulation as fp32.
+Tolerance bf16_inputs_tolerance(int64_t k);
+
+// 1 - 2<x,y>/(<x,x>+<y,y>) for a result whose elements each carry relative error <= u is at most
+// u^2 / 2: with u = 2^-8 that is 7.6e-6. Kernels accumulating in fp32 must stay under this bound.
+inline constexpr double kRelDiffFp32 = 1e-5;
+// DeepGEMM's own acceptance threshold for its FP8 kernels, used for tensor-core accumulation.
+inline constexpr double kRelDiffTensorCore = 1e-3;
+
+// The rows that a CPU reference checks when the whole problem would cost more than max_macs
+// multiply-adds: bands of 64 rows at the start, the middle and the end of M (tile edges
+// included); the whole of M when it is affordable. Sorted, disjoint, half-open.
+std::vector<std::pair<int64_t, int64_t>> reference_row_bands(const Shape& s, double max_macs);
+
+// Compares D (all of it, bf16 bits) with the CPU reference on reference_row_bands(): also checks
+// that every element of D was written, including the rows the reference skips.
+struct ReferenceCheck {
+  Comparison on_bands;         // the rows compared with the reference
+  int64_t unwritten_total = 0; // poison left anywhere in D
+  int64_t nan_total = 0;       // NaN or Inf anywhere in D
+  int64_t rows_checked = 0;
+};
+ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<uint16_t>& d,
+                                       const Tolerance& tol, double max_macs);
+
+}  // namespace gemm

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The main job: build every chapter, run the progression benchmark (every chapter and the cuBLASLt
+# peers over DeepGEMM's 18 shapes) and print the table.
+#
+#   ./run_all.sh            build + benchmark + docs/progression.md (and .png with matplotlib)
+#   ./run_all.sh --full     also every test, the chapter binaries and compute-sanitizer: the one
+#                           command to send to the GPU machine
+#   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
+#
+# Logs and the benchmark JSON go to build/results; when $OUT is set (the GPU machine) the JSON, the
+# table, the chart and a tarball of the logs are copied there.
+set -uo pipefail
+cd "$(dirname "$0")"
+full=0
+iters=30
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --full) full=1 ;;
+    --iters) iters="$2"; shift ;;
+    *) extra+=("$1") ;;
+  esac
+  shift
+done
+results=build/results
+rm -rf "$results"
+mkdir -p "$results"
+summary=()
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+
+cmake --preset release >"$results/configure.log" 2>&1 || { cat "$results/configure.log"; exit 1; }
+if ! cmake --build --preset release -j "$(nproc)" >"$results/build.log" 2>&1; then
+  grep -E "error|Error" "$results/build.log" | head -30
+  echo "build failed: $results/build.log"
+  exit 1
+fi
+note build ok
+bin=build/release/bin
+
+if [ "$full" = 1 ]; then
+  if ctest --preset release -j 1 >"$results/tests.log" 2>&1; then note tests "$(grep -E 'tests passed' "$results/tests.log")"
+  else note tests "FAILED: $(grep -E 'tests passed|tests failed' "$results/tests.log")"; grep -E "Failed|FAILED|\*\*\*" "$results/tests.log" | head -20; fi
+  grep -h "Skipped" "$results/tests.log" | head -3
+  # Each chapter binary on its default shape: the check lines and the timing beside cuBLASLt.
+  for exe in "$bin"/[0-9][0-9]_*; do
+    name=$(basename "$exe")
+    "$exe" >"$results/$name.log" 2>&1; rc=$?
+    note "$name" "exit $rc: $(tail -n 1 "$results/$name.log")"
+  done
+  # compute-sanitizer on a small ragged shape, every GEMM chapter.
+  if command -v compute-sanitizer >/dev/null; then
+    for exe in "$bin"/[0-9][0-9]_*; do
+      name=$(basename "$exe")
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" --m 200 --n 264 --k 512 --iters 1 \
+          >"$results/sanitizer-$name-$tool.log" 2>&1; rc=$?
+        note "$name $tool" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$results/sanitizer-$name-$tool.log")")"
+      done
+    done
+  fi
+fi
+
+"$bin/progression" --iters "$iters" --benchmark_out="$results/progression.json" \
+  --benchmark_out_format=json "${extra[@]}" 2>&1 | tee "$results/progression.log"
+if [ -s "$results/progression.json" ]; then
+  python3 docs/progression.py "$results/progression.json" --md docs/progression.md \
+    --png docs/progression.png
+  note progression "docs/progression.md written"
+fi
+
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/logs.tgz" -C build results
+  cp "$results/progression.json" docs/progression.md docs/progression.png "$OUT/" 2>/dev/null
+fi
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"
+[ -s "$results/progression.json" ] && python3 docs/progression.py "$results/progression.json" --print
+exit 0
