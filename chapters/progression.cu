@@ -126,8 +126,6 @@ int main(int argc, char** argv) {
   for (const Shape& s : kShapes) {
     for (const Chapter& ch : chapters()) {
       if (!ch.launch || (!only.empty() && !only.count(ch.number))) continue;
-      // The naive kernel needs seconds per run at M = 4096: time it where it is quick.
-      if (ch.reference_only && s.m > 128) continue;
       benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(),
                                    run_chapter, &ch, s)
           ->Iterations(1)

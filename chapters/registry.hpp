@@ -21,7 +21,9 @@ struct Chapter {
   const char* idea;   // the one new idea, a line
   LaunchFn launch;    // nullptr when the chapter is not a GEMM (chapter 01)
   bool applies_scales;  // false: the unscaled product, run on unit-scale inputs
-  bool reference_only;  // the naive kernel: benchmarked only where it finishes in reasonable time
+  // Same arithmetic as the previous GEMM chapter (same instructions in the same order per output
+  // element), so its D must be bit-for-bit identical: checked by the tests.
+  bool bitwise_equal_to_previous;
   // The error bound its arithmetic allows against the double-precision reference.
   Tolerance (*tolerance)(const Shape& s);
   double max_rel_diff;

@@ -69,7 +69,9 @@ CublasLtGemm::CublasLtGemm(Peer peer, const GemmArgs& args)
              int32_t(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F));
     set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
              int32_t(CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F));
-    // cuBLASLt wants the activation scales [k/128][m] with no padding between the K blocks.
+    // Layouts cuBLASLt 13.1 accepted on the H100 (measured, see tests/gpu_peers.cu):
+    // activation scales [k/128][m] with no padding between K blocks, weight scales [n/128][k/128]
+    // with each row of K blocks padded to a multiple of 4 floats (16 bytes).
     const float* sa = args.sa;
     if (s.sa_ld() != s.m) {
       sa_compact_ = DeviceBuffer<float>(size_t(s.m * s.k_blocks()));
@@ -78,7 +80,15 @@ CublasLtGemm::CublasLtGemm(Peer peer, const GemmArgs& args)
                               cudaMemcpyDeviceToDevice));
       sa = sa_compact_.get();
     }
-    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(args.sb));
+    const float* sb = args.sb;
+    if (const int64_t ld = (s.k_blocks() + 3) / 4 * 4; ld != s.k_blocks()) {
+      sb_padded_ = DeviceBuffer<float>(size_t(s.n_blocks() * ld));
+      CUDA_CHECK(cudaMemcpy2D(sb_padded_.get(), ld * sizeof(float), args.sb,
+                              s.k_blocks() * sizeof(float), s.k_blocks() * sizeof(float),
+                              s.n_blocks(), cudaMemcpyDeviceToDevice));
+      sb = sb_padded_.get();
+    }
+    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(sb));
     set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(sa));
   } else {
     unit_scale_ = DeviceBuffer<float>(std::vector<float>{1.0f});
@@ -101,7 +111,7 @@ CublasLtGemm::CublasLtGemm(Peer peer, const GemmArgs& args)
       handle_, op_, a_layout_, b_layout_, d_layout_, d_layout_, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
-    throw Error(std::string("cuBLASLt has no algorithm for ") + peer_name(peer) + " at " +
+    throw UnsupportedError(std::string("cuBLASLt has no algorithm for ") + peer_name(peer) + " at " +
                 s.str() + " (" + cublasLtGetStatusString(st) + ")");
   algo_ = result.algo;
 }

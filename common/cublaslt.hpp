@@ -29,7 +29,8 @@ const char* peer_description(Peer p);  // one line
 class CublasLtGemm {
  public:
   // Prepares descriptors and operands and picks cuBLASLt's top heuristic algorithm; args' buffers
-  // must outlive this object. Throws gemm::Error if cuBLASLt has no algorithm for the shape.
+  // must outlive this object. Throws UnsupportedError if cuBLASLt has no algorithm for the shape
+  // (block-scaled FP8 has none for M % 4 != 0 on cuBLASLt 13.1), gemm::Error if a call fails.
   CublasLtGemm(Peer peer, const GemmArgs& args);
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;
@@ -49,6 +50,7 @@ class CublasLtGemm {
   DeviceBuffer<unsigned char> workspace_;
   DeviceBuffer<bf16> a_bf16_, b_bf16_;  // Bf16 only
   DeviceBuffer<float> sa_compact_;      // BlockScaled with M % 4 != 0: sA with leading dim M
+  DeviceBuffer<float> sb_padded_;       // BlockScaled with K/128 % 4 != 0: sB rows padded to 4
   DeviceBuffer<float> unit_scale_;      // PerTensor: 1.0f
 };
 

@@ -3,6 +3,8 @@
 // inputs, Bf16 the scaled product from dequantised bf16 operands.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "common/cublaslt.hpp"
 #include "tests/gpu.hpp"
 
@@ -22,9 +24,15 @@ TEST_P(PeerVsReference, MatchesCpuReference) {
   const HostProblem host =
       make_problem(s, seed, peer == Peer::PerTensor ? Scales::Unit : Scales::Random);
   const DeviceProblem dev(host);
-  const CublasLtGemm gemm(peer, dev.args());
+  std::unique_ptr<CublasLtGemm> gemm;
+  try {
+    gemm = std::make_unique<CublasLtGemm>(peer, dev.args());
+  } catch (const UnsupportedError& e) {
+    // cuBLASLt's own limit (block scales need M % 4 == 0): nothing of ours to check.
+    GTEST_SKIP() << e.what();
+  }
   dev.poison();
-  gemm.run(nullptr);
+  gemm->run(nullptr);
   // BlockScaled promotes each 128-wide K block into fp32 (the point of the block scales);
   // PerTensor may accumulate all of K in the tensor core: the looser bound.
   const Tolerance tol = peer == Peer::Bf16        ? bf16_inputs_tolerance(s.k)
