@@ -5,6 +5,7 @@
 #   ./run_all.sh            build + benchmark + docs/progression.md (and .png with matplotlib)
 #   ./run_all.sh --full     also every test, the chapter binaries and compute-sanitizer: the one
 #                           command to send to the GPU machine
+#   ./run_all.sh --ncu      also profile chapters 02-05 with Nsight Compute (shared memory)
 #   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
 #
 # Logs and the benchmark JSON go to build/results; when $OUT is set (the GPU machine) the JSON, the
@@ -12,11 +13,13 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 full=0
+ncu=0
 iters=30
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=1 ;;
+    --ncu) ncu=1 ;;
     --iters) iters="$2"; shift ;;
     *) extra+=("$1") ;;
   esac
@@ -52,12 +55,24 @@ if [ "$full" = 1 ]; then
     for exe in "$bin"/[0-9][0-9]_*; do
       name=$(basename "$exe")
       for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" --m 200 --n 264 --k 512 --iters 1 \
+        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" --m 200 --n 264 --k 512 --no-timing \
           >"$results/sanitizer-$name-$tool.log" 2>&1; rc=$?
         note "$name $tool" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$results/sanitizer-$name-$tool.log")")"
       done
     done
   fi
+fi
+
+# Shared-memory traffic of the staged chapters, measured: bank conflicts and wavefronts.
+if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
+  for exe in "$bin"/0[2-5]_*; do
+    name=$(basename "$exe")
+    ncu --kernel-name regex:gemm_kernel --launch-count 1 \
+      --section MemoryWorkloadAnalysis_Tables --section SpeedOfLight \
+      --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum \
+      "$exe" --m 4096 --n 4096 --k 7168 --no-check --iters 1 >"$results/ncu-$name.log" 2>&1
+    note "ncu $name" "$(grep -m1 -E 'Duration' "$results/ncu-$name.log" | tr -s ' ')"
+  done
 fi
 
 "$bin/progression" --iters "$iters" --benchmark_out="$results/progression.json" \

@@ -3,6 +3,9 @@
 // Each chapter's kernel.cu defines chNN::gemm.
 namespace ch00 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
 namespace ch02 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
+namespace ch03 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
+namespace ch04 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
+namespace ch05 { void gemm(const gemm::GemmArgs&, cudaStream_t); }
 
 namespace gemm {
 
@@ -23,6 +26,15 @@ const std::vector<Chapter>& chapters() {
       {2, "02_wgmma_fp8_gemm",
        "fp8 wgmma m64n128k32 over a 128x128 tile, operands staged by ordinary loads",
        ch02::gemm, false, false, tensor_cores_all_k, kRelDiffTensorCore},
+      {3, "03_tma_mbarrier",
+       "TMA loads (3-D view into core matrices) completing on an mbarrier with expect_tx",
+       ch03::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
+      {4, "04_swizzle_128b",
+       "128-byte swizzle: TMA writes it, the wgmma descriptor reads it",
+       ch04::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
+      {5, "05_warp_specialized_pipeline",
+       "a ring of stages with full/empty barriers, a TMA producer warpgroup, setmaxnreg",
+       ch05::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
   };
   return list;
 }

@@ -22,8 +22,20 @@ std::string cuda_error_text(cudaError_t e) {
 }
 
 std::string driver_error_text(CUresult r) {
-  // The driver library may be absent (no GPU): describe the code without calling into it.
-  return "CUresult " + std::to_string(static_cast<int>(r));
+  // Reached through the runtime's entry point: nothing links against the driver library.
+  using GetString = CUresult (*)(CUresult, const char**);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  const char *name = nullptr, *text = nullptr;
+  if (cudaGetDriverEntryPointByVersion("cuGetErrorName", &fn, 12000, cudaEnableDefault, &q) ==
+          cudaSuccess && fn)
+    reinterpret_cast<GetString>(fn)(r, &name);
+  if (cudaGetDriverEntryPointByVersion("cuGetErrorString", &fn, 12000, cudaEnableDefault, &q) ==
+          cudaSuccess && fn)
+    reinterpret_cast<GetString>(fn)(r, &text);
+  cudaGetLastError();
+  return std::string(text ? text : "driver error") + " (" +
+         (name ? name : "CUresult " + std::to_string(int(r))) + ")";
 }
 
 std::string cublas_error_text(cublasStatus_t s) {

@@ -3,6 +3,7 @@
 //   --iters I           timed runs (median reported)
 //   --seed S            input seed
 //   --no-check          skip the correctness checks (timing only)
+//   --no-timing         skip the timing (checks only; for compute-sanitizer)
 //   --help
 #pragma once
 
@@ -18,6 +19,7 @@ struct CliOptions {
   int iters = 30;
   uint64_t seed = 2026;
   bool check = true;
+  bool timing = true;
   bool help = false;  // --help was given: the caller prints usage() and exits 0
 };
 

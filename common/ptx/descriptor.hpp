@@ -36,6 +36,14 @@ GEMM_HOST_DEVICE constexpr uint64_t encode(const MatrixDescriptor& d) {
          (uint64_t(d.base_offset & 0x7) << 49) | (uint64_t(d.swizzle) << 62);
 }
 
+// Where a descriptor without swizzle says element (row, k) of a K-major operand sits, in bytes from
+// its start address: core matrix (row / 8, k / 16) at (row / 8) * SBO + (k / 16) * LBO, and inside
+// it row % 8 selects a 16-byte row and k % 16 the byte (one fp8 element per byte).
+GEMM_HOST_DEVICE constexpr uint32_t no_swizzle_k_major_offset(int row, int k, uint32_t lbo,
+                                                              uint32_t sbo) {
+  return uint32_t(row / 8) * sbo + uint32_t(k / 16) * lbo + uint32_t(row % 8) * 16 + k % 16;
+}
+
 // Where a thread's accumulator lives. For wgmma m64nN with fp32 accumulators, thread t of the
 // warpgroup (warp w = t / 32, lane l) holds N / 2 values; value r sits at
 //   row = 16 w + l / 4 + 8 * ((r / 2) % 2)

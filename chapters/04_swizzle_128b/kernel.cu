@@ -1,0 +1,118 @@
+// Chapter 04: the 128-byte swizzle.
+//
+// Chapter 03 asked TMA for 16-byte-wide boxes to build the non-swizzled core-matrix layout. Here
+// TMA copies plain 2-D boxes, each row of the tile one 128-byte line (all of BLOCK_K), and
+// scrambles the 16-byte chunks of each row with CU_TENSOR_MAP_SWIZZLE_128B; the wgmma descriptor
+// says "128B swizzle" and unscrambles them on the fly. Every row of eight consecutive rows puts a
+// given chunk in a different bank group, so neither TMA's writes nor the tensor core's reads
+// collide, and TMA moves 128-byte lines instead of 16-byte pieces.
+//
+// Same arithmetic as chapter 03: D must be bit-for-bit identical.
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "chapters/registry.hpp"
+#include "common/check.hpp"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/tensor_map.hpp"
+
+namespace ch04 {
+
+constexpr int BLOCK_M = 128;  // two warpgroups of 64 rows
+constexpr int BLOCK_N = 128;  // one wgmma m64n128k32 per warpgroup and 32-wide K step
+constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
+constexpr int WGMMA_K = 32;
+constexpr int kNumThreads = 256;
+constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K, kTileBytesB = BLOCK_N * BLOCK_K;
+static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
+
+// A rows x K fp8 matrix as TMA sees it: 2-D, K innermost; one box = box_rows full 128-byte rows.
+gemm::TensorMapSpec<2> swizzled_view(uint64_t rows, uint64_t k, uint32_t box_rows) {
+  gemm::TensorMapSpec<2> spec;
+  spec.dims = {k, rows};
+  spec.strides = {k};
+  spec.box = {BLOCK_K, box_rows};
+  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  return spec;
+}
+
+// Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
+// is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
+__device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
+  return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
+}
+
+__global__ void __launch_bounds__(kNumThreads)
+    gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                const __grid_constant__ CUtensorMap tensor_map_b, gemm::GemmArgs args) {
+  using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
+  // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
+  __shared__ alignas(kSwizzleAtomBytes) uint8_t smem_a[kTileBytesA];
+  __shared__ alignas(kSwizzleAtomBytes) uint8_t smem_b[kTileBytesB];
+  __shared__ uint64_t full_barrier;  // "the tiles of this K block have landed"
+
+  const auto [M, N, K] = args.shape;
+  const int64_t m0 = int64_t(blockIdx.y) * BLOCK_M, n0 = int64_t(blockIdx.x) * BLOCK_N;
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&tensor_map_a);
+    ptx::prefetch_tensor_map(&tensor_map_b);
+    ptx::mbarrier_init(&full_barrier, 1);  // one arrival per phase: the thread issuing the TMA
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  float acc[Wgmma::kAccumulators];
+#pragma unroll
+  for (float& x : acc) x = 0.0f;
+
+  const int num_k_blocks = int(K / BLOCK_K);
+  for (int kb = 0; kb < num_k_blocks; ++kb) {
+    if (threadIdx.x == 0) {
+      ptx::mbarrier_arrive_expect_tx(&full_barrier, kTileBytesA + kTileBytesB);
+      ptx::tma_load_2d(smem_a, &tensor_map_a, &full_barrier, kb * BLOCK_K, int32_t(m0));
+      ptx::tma_load_2d(smem_b, &tensor_map_b, &full_barrier, kb * BLOCK_K, int32_t(n0));
+    }
+    ptx::mbarrier_wait(&full_barrier, kb & 1, "full_barrier");
+
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+      // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
+      // hardware applies the XOR to the final addresses, row by row. Along M this warpgroup's 64
+      // rows start 64 * 128 bytes down.
+      const uint64_t desc_a =
+          make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes + kk * WGMMA_K);
+      const uint64_t desc_b = make_descriptor(smem_b + kk * WGMMA_K);
+      Wgmma::mma(desc_a, desc_b, acc, kb > 0 || kk > 0);
+    }
+    ptx::wgmma_commit_group();
+    ptx::wgmma_wait<0>();
+    ptx::fence_accumulators(acc);
+    __syncthreads();  // the next TMA may overwrite the tiles only after every warpgroup read them
+  }
+
+  // Epilogue, unchanged from chapter 02.
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int r = 0; r < Wgmma::kAccumulators; r += 2) {
+    const ptx::RowCol p = ptx::accumulator_position(t, r);
+    const int64_t row = m0 + warpgroup * 64 + p.row, col = n0 + p.col;
+    if (row < M && col < N)
+      *reinterpret_cast<__nv_bfloat162*>(args.d + row * N + col) =
+          __floats2bfloat162_rn(acc[r], acc[r + 1]);
+  }
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm::validate(args.shape);
+  const auto [M, N, K] = args.shape;
+  const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
+  const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
+  const dim3 grid(unsigned((N + BLOCK_N - 1) / BLOCK_N), unsigned((M + BLOCK_M - 1) / BLOCK_M));
+  gemm_kernel<<<grid, kNumThreads, 0, stream>>>(map_a, map_b, args);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ch04

@@ -1,0 +1,3 @@
+#include "chapters/runner.hpp"
+
+int main(int argc, char** argv) { return gemm::run_chapter(4, argc, argv); }

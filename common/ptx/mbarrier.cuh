@@ -1,0 +1,73 @@
+// mbarrier: the shared-memory barrier that asynchronous copies complete on (PTX ISA 9.7.13.15,
+// "Parallel Synchronization and Communication Instructions: mbarrier"):
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#parallel-synchronization-and-communication-instructions-mbarrier
+//
+// A barrier counts two things per phase: arrivals (threads calling arrive) and transaction bytes
+// (announced by arrive.expect_tx, delivered by TMA's complete_tx). When both reach zero the phase
+// completes and its parity bit flips; waiters ask "has the phase with parity p completed?".
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+
+#include "common/ptx/wgmma.cuh"  // shared_address
+
+namespace ptx {
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)),
+               "r"(arrivals)
+               : "memory");
+}
+
+// Makes initialised barriers visible to the async proxy (TMA) and, with cluster scope, to the
+// other CTAs of a cluster. Call after mbarrier_init, before the barrier is used.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival, announcing `bytes` more transaction bytes for the current phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+
+__device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+// Blocks until the phase with the given parity has completed. In debug builds (GEMM_DEBUG) a wait
+// that spins about a second or more traps with the barrier's name and phase, so a pipeline bug
+// ends the program with a message instead of hanging the GPU.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity,
+                                              const char* name = "mbarrier") {
+#ifdef GEMM_DEBUG
+  const long long start = clock64();
+  while (!mbarrier_try_wait(bar, parity)) {
+    if (clock64() - start > (1ll << 31)) {  // ~1.1 s at 1.98 GHz
+      printf("mbarrier_wait timed out: %s (parity %u) block (%d,%d) thread %d\n", name, parity,
+             blockIdx.x, blockIdx.y, threadIdx.x);
+      __trap();
+    }
+  }
+#else
+  (void)name;
+  while (!mbarrier_try_wait(bar, parity)) {
+  }
+#endif
+}
+
+}  // namespace ptx

@@ -1,0 +1,41 @@
+// The Tensor Memory Accelerator (TMA): bulk tensor copies between global and shared memory,
+// described by a CUtensorMap built on the host (common/tensor_map.hpp). PTX ISA 9.7.9.25,
+// "cp.async.bulk.tensor":
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-tensor
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/ptx/wgmma.cuh"  // shared_address
+
+namespace ptx {
+
+// Pulls the descriptor into the TMA unit's cache ahead of the first copy.
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// One box of a 2-D tensor at coordinates (c0 innermost, c1) into smem; completes `bar` with the
+// box's byte count. Out-of-bounds elements of the box arrive as zeros (and still count).
+__device__ __forceinline__ void tma_load_2d(void* smem, const CUtensorMap* map, uint64_t* bar,
+                                            int32_t c0, int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(shared_address(smem)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// The same for a 3-D tensor (c0 innermost).
+__device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, uint64_t* bar,
+                                            int32_t c0, int32_t c1, int32_t c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(shared_address(smem)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+}  // namespace ptx
