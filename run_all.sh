@@ -6,6 +6,7 @@
 #   ./run_all.sh --full     also every test, the chapter binaries and compute-sanitizer: the one
 #                           command to send to the GPU machine
 #   ./run_all.sh --ncu      also profile chapters 02-05 with Nsight Compute (shared memory)
+#   ./run_all.sh --no-bench skip the progression benchmark (with --full: tests only)
 #   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
 #
 # Logs and the benchmark JSON go to build/results; when $OUT is set (the GPU machine) the JSON, the
@@ -14,12 +15,14 @@ set -uo pipefail
 cd "$(dirname "$0")"
 full=0
 ncu=0
+bench=1
 iters=30
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=1 ;;
     --ncu) ncu=1 ;;
+    --no-bench) bench=0 ;;
     --iters) iters="$2"; shift ;;
     *) extra+=("$1") ;;
   esac
@@ -75,9 +78,9 @@ if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
   done
 fi
 
-"$bin/progression" --iters "$iters" --benchmark_out="$results/progression.json" \
+[ "$bench" = 1 ] && "$bin/progression" --iters "$iters" --benchmark_out="$results/progression.json" \
   --benchmark_out_format=json "${extra[@]}" 2>&1 | tee "$results/progression.log"
-if [ -s "$results/progression.json" ]; then
+if [ "$bench" = 1 ] && [ -s "$results/progression.json" ]; then
   python3 docs/progression.py "$results/progression.json" --md docs/progression.md \
     --png docs/progression.png
   note progression "docs/progression.md written"

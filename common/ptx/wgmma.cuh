@@ -3,7 +3,7 @@
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions
 //
 // The protocol, for every batch of wgmma:
-//   wgmma_fence()          registers and shared memory written before are visible to wgmma
+//   wgmma_fence()          order earlier accesses to the accumulator registers before the MMA
 //   wgmma ... (async)      issue one or more MMAs
 //   wgmma_commit_group()   close the batch
 //   wgmma_wait<N>()        block until at most N batches are still in flight
