@@ -14,6 +14,7 @@
 #include "common/inputs.hpp"
 #include "common/ptx/descriptor.hpp"
 #include "common/reference.hpp"
+#include "common/svg.hpp"
 
 namespace {
 
@@ -32,42 +33,10 @@ const char* kUsage =
 
 // ---- pictures -------------------------------------------------------------------------------
 
-// Just enough SVG: rectangles with a centred label, coloured by a class p0..p7.
-struct Svg {
-  std::string body;
-  void cell(double x, double y, double w, double h, int colour, const std::string& label) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "<rect class='p%d' x='%g' y='%g' width='%g' height='%g'/>"
-                  "<text class='c' x='%g' y='%g'>%s</text>\n",
-                  colour % 8, x, y, w, h, x + w / 2, y + h / 2, label.c_str());
-    body += buf;
-  }
-  void text(double x, double y, double font, const std::string& s, const char* anchor = "start") {
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "<text x='%g' y='%g' font-size='%g' text-anchor='%s'>%s</text>\n", x, y, font,
-                  anchor, s.c_str());
-    body += buf;
-  }
-  void save(const std::string& path, double w, double h, double cell_font) const {
-    std::ofstream f(path);
-    f << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
-      << "' font-family='monospace'>\n<style>rect{stroke:#555;stroke-width:0.5} "
-      << ".c{font-size:" << cell_font << "px;text-anchor:middle;dominant-baseline:central}";
-    const char* palette[8] = {"#fbb4ae", "#b3cde3", "#ccebc5", "#decbe4",
-                              "#fed9a6", "#ffffcc", "#e5d8bd", "#fddaec"};
-    for (int i = 0; i < 8; ++i) f << " .p" << i << "{fill:" << palette[i] << "}";
-    f << "</style>\n<rect width='100%' height='100%' fill='white' stroke='none'/>\n"
-      << body << "</svg>\n";
-    if (!f) throw gemm::Error("cannot write " + path);
-  }
-};
-
 // D, 64 x 8: each cell names the thread and register that hold it; colour = warp.
 void draw_fragment_d(const std::string& path) {
   const double w = 58, h = 14, x0 = 34, y0 = 56;
-  Svg s;
+  gemm::Svg s;
   s.text(x0, 16, 12, "wgmma m64n8k16, D (64 x 8 fp32):");
   s.text(x0, 31, 12, "thread T, register d holding each element");
   s.text(x0, 44, 10, "colour = warp; ptx::accumulator_position()");
@@ -85,7 +54,7 @@ void draw_fragment_d(const std::string& path) {
 // One operand as a logical rows x cols grid: each cell holds its byte offset in shared memory;
 // colour = the 128-byte core matrix it lands in (offset / 128).
 template <class Offset>
-void draw_operand(Svg& s, double x0, double y0, int rows, int cols, const std::string& title,
+void draw_operand(gemm::Svg& s, double x0, double y0, int rows, int cols, const std::string& title,
                   const std::string& row_name, const std::string& col_name, Offset offset) {
   const double w = 30, h = 13;
   s.text(x0, y0 - 22, 11, title);
@@ -101,7 +70,7 @@ void draw_operand(Svg& s, double x0, double y0, int rows, int cols, const std::s
 }
 
 void draw_smem_a(const std::string& path) {
-  Svg s;
+  gemm::Svg s;
   s.text(20, 16, 12, "A (64 x 16 bf16) in shared memory: byte offset of each element");
   s.text(20, 30, 10, "colour = core matrix (offset / 128: 8 rows x 16 bytes)");
   s.text(20, 43, 10, "LBO = 128 (next core matrix along K), SBO = 256 (next 8 rows of M)");
@@ -111,7 +80,7 @@ void draw_smem_a(const std::string& path) {
 }
 
 void draw_smem_b(const std::string& path) {
-  Svg s;
+  gemm::Svg s;
   s.text(20, 16, 12, "B (16 x 8 bf16) in shared memory: byte offset of each element");
   s.text(20, 30, 10, "k down, n across; colour = core matrix (offset / 128);");
   s.text(20, 43, 10, "LBO = 128 along K in both layouts (SBO = 256 is unused: N = 8)");
