@@ -57,8 +57,10 @@ if [ "$full" = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
     for exe in "$bin"/[0-9][0-9]_*; do
       name=$(basename "$exe")
+      args=(--m 200 --n 264 --k 512 --no-timing)
+      [[ "$name" == 01_* ]] && args=()  # one fixed-size wgmma, no shape flags
       for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" --m 200 --n 264 --k 512 --no-timing \
+        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" \
           >"$results/sanitizer-$name-$tool.log" 2>&1; rc=$?
         note "$name $tool" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$results/sanitizer-$name-$tool.log")")"
       done
@@ -68,13 +70,13 @@ fi
 
 # Shared-memory traffic of the staged chapters, measured: bank conflicts and wavefronts.
 if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
-  for exe in "$bin"/0[2-5]_*; do
+  for exe in "$bin"/0[2-5]_*; do  # the chapters that stage operands in shared memory
     name=$(basename "$exe")
     ncu --kernel-name regex:gemm_kernel --launch-count 1 \
       --section MemoryWorkloadAnalysis_Tables --section SpeedOfLight \
-      --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum \
+      --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum,l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum \
       "$exe" --m 4096 --n 4096 --k 7168 --no-check --iters 1 >"$results/ncu-$name.log" 2>&1
-    note "ncu $name" "$(grep -m1 -E 'Duration' "$results/ncu-$name.log" | tr -s ' ')"
+    note "ncu $name" "$(grep -E 'Duration|shared_op_(st|gmma).sum' "$results/ncu-$name.log" | awk '{print $1"="$NF}' | tr '\n' ' ')"
   done
 fi
 
