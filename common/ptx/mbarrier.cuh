@@ -49,20 +49,27 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint32_t parity
   return done != 0;
 }
 
-// Blocks until the phase with the given parity has completed. In debug builds (GEMM_DEBUG) a wait
-// that spins about a second or more traps with the barrier's name and phase, so a pipeline bug
-// ends the program with a message instead of hanging the GPU.
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity,
-                                              const char* name = "mbarrier") {
-#ifdef GEMM_DEBUG
+// Blocks until the phase with the given parity has completed, or traps after about a second
+// (2^31 clocks) printing the barrier's name and parity: a pipeline bug then ends the program with
+// a message instead of hanging the GPU. mbarrier_wait uses it in debug builds.
+inline __device__ __noinline__ void mbarrier_wait_or_trap(uint64_t* bar, uint32_t parity,
+                                                   const char* name) {
   const long long start = clock64();
   while (!mbarrier_try_wait(bar, parity)) {
-    if (clock64() - start > (1ll << 31)) {  // ~1.1 s at 1.98 GHz
+    if (clock64() - start > (1ll << 31)) {
       printf("mbarrier_wait timed out: %s (parity %u) block (%d,%d) thread %d\n", name, parity,
              blockIdx.x, blockIdx.y, threadIdx.x);
       __trap();
     }
   }
+}
+
+// Blocks until the phase with the given parity has completed. Debug builds (GEMM_DEBUG, the debug
+// preset) add the watchdog above.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity,
+                                              const char* name = "mbarrier") {
+#ifdef GEMM_DEBUG
+  mbarrier_wait_or_trap(bar, parity, name);
 #else
   (void)name;
   while (!mbarrier_try_wait(bar, parity)) {
