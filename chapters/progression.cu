@@ -3,7 +3,8 @@
 // (common/timing.hpp). Google Benchmark reports and writes JSON; docs/progression.py turns the JSON
 // into docs/progression.md and a chart.
 //
-//   progression [--iters N] [--chapters 0,2,5] [google benchmark flags, e.g. --benchmark_out=x.json]
+//   progression [--iters N] [--chapters 0,2,5] [Google Benchmark's flags]
+//   e.g. progression --benchmark_out=results.json --benchmark_filter=05_
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -23,11 +24,11 @@ namespace {
 using namespace gemm;
 
 constexpr Shape kShapes[] = {
-    {64, 2112, 7168},    {64, 24576, 1536},    {64, 32768, 512},    {64, 7168, 16384},
-    {64, 4096, 7168},    {64, 7168, 2048},     {128, 2112, 7168},   {128, 24576, 1536},
-    {128, 32768, 512},   {128, 7168, 16384},   {128, 4096, 7168},   {128, 7168, 2048},
-    {4096, 2112, 7168},  {4096, 24576, 1536},  {4096, 32768, 512},  {4096, 7168, 16384},
-    {4096, 4096, 7168},  {4096, 7168, 2048},
+    {64, 2112, 7168},   {64, 24576, 1536},   {64, 32768, 512},   {64, 7168, 16384},
+    {64, 4096, 7168},   {64, 7168, 2048},    {128, 2112, 7168},  {128, 24576, 1536},
+    {128, 32768, 512},  {128, 7168, 16384},  {128, 4096, 7168},  {128, 7168, 2048},
+    {4096, 2112, 7168}, {4096, 24576, 1536}, {4096, 32768, 512}, {4096, 7168, 16384},
+    {4096, 4096, 7168}, {4096, 7168, 2048},
 };
 
 // Benchmarks run in registration order, shape by shape, so one problem is resident at a time.
@@ -64,8 +65,9 @@ void run_chapter(benchmark::State& state, const Chapter* ch, Shape s) {
   const GemmArgs args = problem_for(s).args();
   for (auto _ : state) {
     try {
-      record(state, s, time_launch([&](cudaStream_t st) { ch->launch(args, st); }, *g_flusher,
-                                   nullptr, g_timing));
+      record(state, s,
+             time_launch([&](cudaStream_t st) { ch->launch(args, st); }, *g_flusher, nullptr,
+                         g_timing));
     } catch (const Error& e) {
       state.SkipWithError(e.what());
       break;
@@ -78,8 +80,8 @@ void run_peer(benchmark::State& state, Peer p, Shape s) {
   for (auto _ : state) {
     try {
       const CublasLtGemm peer(p, args);
-      record(state, s, time_launch([&](cudaStream_t st) { peer.run(st); }, *g_flusher, nullptr,
-                                   g_timing));
+      record(state, s,
+             time_launch([&](cudaStream_t st) { peer.run(st); }, *g_flusher, nullptr, g_timing));
     } catch (const Error& e) {
       state.SkipWithError(e.what());
       break;
@@ -111,9 +113,10 @@ int main(int argc, char** argv) {
     }
   }
   if (std::string why = hopper_unavailable_reason(); !why.empty()) {
-    std::printf("progression: no Hopper GPU here (%s): nothing to measure.\n"
-                "The build is complete; run this on an H100 to time the chapters.\n",
-                why.c_str());
+    std::printf(
+        "progression: no Hopper GPU here (%s): nothing to measure.\n"
+        "The build is complete; run this on an H100 to time the chapters.\n",
+        why.c_str());
     return 0;
   }
 
@@ -126,8 +129,8 @@ int main(int argc, char** argv) {
   for (const Shape& s : kShapes) {
     for (const Chapter& ch : chapters()) {
       if (!ch.launch || (!only.empty() && !only.count(ch.number))) continue;
-      benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(),
-                                   run_chapter, &ch, s)
+      benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(), run_chapter,
+                                   &ch, s)
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
@@ -141,15 +144,14 @@ int main(int argc, char** argv) {
   }
   int bargc = int(rest.size());
   benchmark::Initialize(&bargc, rest.data());
-  benchmark::AddCustomContext("timing",
-                              "median of " + std::to_string(g_timing.runs) +
-                                  " runs, CUDA events around the launch, " +
-                                  std::to_string(g_flusher->bytes() >> 20) +
-                                  " MiB memset before each run");
+  benchmark::AddCustomContext("timing", "median of " + std::to_string(g_timing.runs) +
+                                            " runs, CUDA events around the launch, " +
+                                            std::to_string(g_flusher->bytes() >> 20) +
+                                            " MiB memset before each run");
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-    benchmark::AddCustomContext("gpu", std::string(prop.name) + " (" +
-                                           std::to_string(prop.multiProcessorCount) + " SMs)");
+    benchmark::AddCustomContext(
+        "gpu", std::string(prop.name) + " (" + std::to_string(prop.multiProcessorCount) + " SMs)");
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));

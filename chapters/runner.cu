@@ -22,8 +22,8 @@ bool report(const char* what, const Comparison& c, int64_t unwritten, int64_t na
   const bool ok = unwritten == 0 && nan == 0 && c.over_bound == 0 && c.rel_diff <= max_rel_diff;
   std::printf("  %-34s %s  [%s]\n", what, c.str().c_str(), ok ? "PASS" : "FAIL");
   if (unwritten || nan)
-    std::printf("  %-34s %lld elements of D unwritten, %lld NaN/Inf\n", "",
-                (long long)unwritten, (long long)nan);
+    std::printf("  %-34s %lld elements of D unwritten, %lld NaN/Inf\n", "", (long long)unwritten,
+                (long long)nan);
   return ok;
 }
 
@@ -64,21 +64,21 @@ int run_chapter(int number, int argc, char** argv) {
     std::printf("%s: %s\n%s, seed %llu, %s (%d SMs)\n", program.c_str(), ch->idea, s.str().c_str(),
                 (unsigned long long)opt.seed, prop.name, prop.multiProcessorCount);
 
-    const HostProblem host = make_problem(s, opt.seed, ch->applies_scales ? Scales::Random
-                                                                          : Scales::Unit);
+    const HostProblem host =
+        make_problem(s, opt.seed, ch->applies_scales ? Scales::Random : Scales::Unit);
     const DeviceProblem dev(host);
     bool ok = true;
     if (opt.check) {
       dev.poison();
       ch->launch(dev.args(), nullptr);
       const std::vector<uint16_t> d = dev.download_d();
-      std::printf("checks (%s inputs):\n", ch->applies_scales ? "quantised, random scales"
-                                                               : "unit scales");
+      std::printf("checks (%s inputs):\n",
+                  ch->applies_scales ? "quantised, random scales" : "unit scales");
       const ReferenceCheck ref =
           check_against_reference(host, d, ch->tolerance(s), kCpuReferenceMacs);
       const std::string what = "vs CPU reference, " + std::to_string(ref.rows_checked) + " rows:";
-      ok &= report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total,
-                   ch->max_rel_diff);
+      ok &=
+          report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total, ch->max_rel_diff);
       if (const Chapter* prev = previous_gemm(*ch)) {
         dev.poison();
         prev->launch(dev.args(), nullptr);

@@ -28,10 +28,12 @@ std::string driver_error_text(CUresult r) {
   cudaDriverEntryPointQueryResult q{};
   const char *name = nullptr, *text = nullptr;
   if (cudaGetDriverEntryPointByVersion("cuGetErrorName", &fn, 12000, cudaEnableDefault, &q) ==
-          cudaSuccess && fn)
+          cudaSuccess &&
+      fn)
     reinterpret_cast<GetString>(fn)(r, &name);
   if (cudaGetDriverEntryPointByVersion("cuGetErrorString", &fn, 12000, cudaEnableDefault, &q) ==
-          cudaSuccess && fn)
+          cudaSuccess &&
+      fn)
     reinterpret_cast<GetString>(fn)(r, &text);
   cudaGetLastError();
   return std::string(text ? text : "driver error") + " (" +

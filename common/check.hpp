@@ -4,7 +4,8 @@
 // the library's own text for the error, so a caller can print it and exit:
 //
 //   CUDA_CHECK(cudaMalloc(&p, bytes));
-//   -> "cudaMalloc(&p, bytes) failed at common/device.cu:42: out of memory (cudaErrorMemoryAllocation)"
+//   -> "cudaMalloc(&p, bytes) failed at common/device.cu:42: out of memory
+//   (cudaErrorMemoryAllocation)"
 #pragma once
 
 #include <cublasLt.h>
@@ -39,22 +40,22 @@ std::string cublas_error_text(cublasStatus_t s);
 
 }  // namespace gemm
 
-#define CUDA_CHECK(call)                                                                 \
-  do {                                                                                   \
-    const cudaError_t gemm_check_err_ = (call);                                          \
-    if (gemm_check_err_ != cudaSuccess)                                                  \
-      ::gemm::detail::throw_call_error(#call, __FILE__, __LINE__,                        \
+#define CUDA_CHECK(call)                                                                  \
+  do {                                                                                    \
+    const cudaError_t gemm_check_err_ = (call);                                           \
+    if (gemm_check_err_ != cudaSuccess)                                                   \
+      ::gemm::detail::throw_call_error(#call, __FILE__, __LINE__,                         \
                                        ::gemm::detail::cuda_error_text(gemm_check_err_)); \
   } while (0)
 
 // After a <<<...>>> launch: catches bad launch configurations (too much shared memory, ...).
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-#define CU_CHECK(call)                                                                     \
-  do {                                                                                     \
-    const CUresult gemm_check_res_ = (call);                                               \
-    if (gemm_check_res_ != CUDA_SUCCESS)                                                   \
-      ::gemm::detail::throw_call_error(#call, __FILE__, __LINE__,                          \
+#define CU_CHECK(call)                                                                      \
+  do {                                                                                      \
+    const CUresult gemm_check_res_ = (call);                                                \
+    if (gemm_check_res_ != CUDA_SUCCESS)                                                    \
+      ::gemm::detail::throw_call_error(#call, __FILE__, __LINE__,                           \
                                        ::gemm::detail::driver_error_text(gemm_check_res_)); \
   } while (0)
 

@@ -39,15 +39,24 @@ CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_sha
       if (i + 1 >= argc) throw UnsupportedError(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--help" || arg == "-h") o.help = true;
-    else if (arg == "--no-check") o.check = false;
-    else if (arg == "--no-timing") o.timing = false;
-    else if (arg == "--m") o.shape.m = parse_int(arg, value(), 1);
-    else if (arg == "--n") o.shape.n = parse_int(arg, value(), 1);
-    else if (arg == "--k") o.shape.k = parse_int(arg, value(), 1);
-    else if (arg == "--iters") o.iters = int(parse_int(arg, value(), 1));
-    else if (arg == "--seed") o.seed = uint64_t(parse_int(arg, value(), 0));
-    else throw UnsupportedError("unknown argument '" + arg + "' (try --help)");
+    if (arg == "--help" || arg == "-h")
+      o.help = true;
+    else if (arg == "--no-check")
+      o.check = false;
+    else if (arg == "--no-timing")
+      o.timing = false;
+    else if (arg == "--m")
+      o.shape.m = parse_int(arg, value(), 1);
+    else if (arg == "--n")
+      o.shape.n = parse_int(arg, value(), 1);
+    else if (arg == "--k")
+      o.shape.k = parse_int(arg, value(), 1);
+    else if (arg == "--iters")
+      o.iters = int(parse_int(arg, value(), 1));
+    else if (arg == "--seed")
+      o.seed = uint64_t(parse_int(arg, value(), 0));
+    else
+      throw UnsupportedError("unknown argument '" + arg + "' (try --help)");
   }
   if (!o.help) validate(o.shape);
   return o;

@@ -4,18 +4,24 @@ namespace gemm {
 
 const char* peer_name(Peer p) {
   switch (p) {
-    case Peer::BlockScaled: return "cublasLt-blk";
-    case Peer::PerTensor: return "cublasLt-scalar";
-    case Peer::Bf16: return "cublasLt-bf16";
+    case Peer::BlockScaled:
+      return "cublasLt-blk";
+    case Peer::PerTensor:
+      return "cublasLt-scalar";
+    case Peer::Bf16:
+      return "cublasLt-bf16";
   }
   return "?";
 }
 
 const char* peer_description(Peer p) {
   switch (p) {
-    case Peer::BlockScaled: return "cuBLASLt fp8, 1x128 scales on A and 128x128 scales on B";
-    case Peer::PerTensor: return "cuBLASLt fp8, one scale per tensor (the unscaled product)";
-    case Peer::Bf16: return "cuBLASLt bf16 on the dequantised operands";
+    case Peer::BlockScaled:
+      return "cuBLASLt fp8, 1x128 scales on A and 128x128 scales on B";
+    case Peer::PerTensor:
+      return "cuBLASLt fp8, one scale per tensor (the unscaled product)";
+    case Peer::Bf16:
+      return "cuBLASLt bf16 on the dequantised operands";
   }
   return "?";
 }
@@ -92,8 +98,10 @@ CublasLtGemm::CublasLtGemm(Peer peer, const GemmArgs& args)
     set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(sa));
   } else {
     unit_scale_ = DeviceBuffer<float>(std::vector<float>{1.0f});
-    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(unit_scale_.get()));
-    set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(unit_scale_.get()));
+    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+             static_cast<const void*>(unit_scale_.get()));
+    set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+             static_cast<const void*>(unit_scale_.get()));
   }
 
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_layout_, in_type, s.k, s.n, s.k));
@@ -111,8 +119,8 @@ CublasLtGemm::CublasLtGemm(Peer peer, const GemmArgs& args)
       handle_, op_, a_layout_, b_layout_, d_layout_, d_layout_, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
-    throw UnsupportedError(std::string("cuBLASLt has no algorithm for ") + peer_name(peer) + " at " +
-                s.str() + " (" + cublasLtGetStatusString(st) + ")");
+    throw UnsupportedError(std::string("cuBLASLt has no algorithm for ") + peer_name(peer) +
+                           " at " + s.str() + " (" + cublasLtGetStatusString(st) + ")");
   algo_ = result.algo;
 }
 

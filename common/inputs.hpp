@@ -13,8 +13,8 @@ namespace gemm {
 using fp8 = __nv_fp8_e4m3;
 using bf16 = __nv_bfloat16;
 
-inline constexpr float kFp8Max = 448.0f;         // largest finite e4m3 value
-inline constexpr float kMinAmax = 1e-4f;         // floor on a block's amax, so scales never vanish
+inline constexpr float kFp8Max = 448.0f;  // largest finite e4m3 value
+inline constexpr float kMinAmax = 1e-4f;  // floor on a block's amax, so scales never vanish
 
 enum class Scales {
   Unit,    // fp8 values drawn directly, every scale 1: the unscaled product (chapters 02 to 05)
@@ -23,10 +23,10 @@ enum class Scales {
 
 struct HostProblem {
   Shape shape;
-  std::vector<fp8> a;    // M x K
-  std::vector<float> sa; // k_blocks x sa_ld, M contiguous; padding rows hold 0
-  std::vector<fp8> b;    // N x K
-  std::vector<float> sb; // n_blocks x k_blocks
+  std::vector<fp8> a;     // M x K
+  std::vector<float> sa;  // k_blocks x sa_ld, M contiguous; padding rows hold 0
+  std::vector<fp8> b;     // N x K
+  std::vector<float> sb;  // n_blocks x k_blocks
 
   float scale_a(int64_t m, int64_t kb) const { return sa[kb * shape.sa_ld() + m]; }
   float scale_b(int64_t n, int64_t kb) const {

@@ -2,9 +2,9 @@
 
 #include "common/check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 
 namespace gemm {
@@ -172,8 +172,10 @@ ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<u
   if (int64_t(d.size()) != s.m * s.n) throw Error("check_against_reference: D has the wrong size");
   ReferenceCheck r;
   for (uint16_t bits : d) {
-    if (bits == kPoisonBits) ++r.unwritten_total;
-    else if (!std::isfinite(bf16_to_float(bits))) ++r.nan_total;
+    if (bits == kPoisonBits)
+      ++r.unwritten_total;
+    else if (!std::isfinite(bf16_to_float(bits)))
+      ++r.nan_total;
   }
   Reference all{{0, s.n, s.k}, {}, {}};
   std::vector<uint16_t> got;

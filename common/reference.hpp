@@ -92,9 +92,9 @@ std::vector<std::pair<int64_t, int64_t>> reference_row_bands(const Shape& s, dou
 // Compares D (all of it, bf16 bits) with the CPU reference on reference_row_bands(): also checks
 // that every element of D was written, including the rows the reference skips.
 struct ReferenceCheck {
-  Comparison on_bands;         // the rows compared with the reference
-  int64_t unwritten_total = 0; // poison left anywhere in D
-  int64_t nan_total = 0;       // NaN or Inf anywhere in D
+  Comparison on_bands;          // the rows compared with the reference
+  int64_t unwritten_total = 0;  // poison left anywhere in D
+  int64_t nan_total = 0;        // NaN or Inf anywhere in D
   int64_t rows_checked = 0;
 };
 ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<uint16_t>& d,

@@ -28,10 +28,14 @@ EncodeTiled encode_tiled() {
 
 int swizzle_bytes(CUtensorMapSwizzle s) {
   switch (s) {
-    case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
-    case CU_TENSOR_MAP_SWIZZLE_64B: return 64;
-    case CU_TENSOR_MAP_SWIZZLE_128B: return 128;
-    default: return 0;
+    case CU_TENSOR_MAP_SWIZZLE_32B:
+      return 32;
+    case CU_TENSOR_MAP_SWIZZLE_64B:
+      return 64;
+    case CU_TENSOR_MAP_SWIZZLE_128B:
+      return 128;
+    default:
+      return 0;
   }
 }
 
@@ -39,7 +43,8 @@ int swizzle_bytes(CUtensorMapSwizzle s) {
 
 template <int Rank>
 std::string tensor_map_error(const TensorMapSpec<Rank>& spec, const void* base) {
-  if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "the global address must be 16-byte aligned";
+  if (reinterpret_cast<uintptr_t>(base) % 16 != 0)
+    return "the global address must be 16-byte aligned";
   for (int i = 0; i < Rank; ++i) {
     if (spec.dims[i] == 0 || spec.dims[i] > (uint64_t(1) << 32))
       return "dimension " + std::to_string(i) + " must be in [1, 2^32]";
@@ -52,8 +57,9 @@ std::string tensor_map_error(const TensorMapSpec<Rank>& spec, const void* base) 
   const uint64_t inner_bytes = uint64_t(spec.box[0]) * spec.element_bytes;
   if (inner_bytes % 16 != 0) return "the box's inner dimension must span a multiple of 16 bytes";
   if (const int sw = swizzle_bytes(spec.swizzle); sw && inner_bytes > uint64_t(sw))
-    return "with a " + std::to_string(sw) + "-byte swizzle the box's inner dimension may span at most " +
-           std::to_string(sw) + " bytes";
+    return "with a " + std::to_string(sw) +
+           "-byte swizzle the box's inner dimension may span at most " + std::to_string(sw) +
+           " bytes";
   return {};
 }
 

@@ -40,7 +40,11 @@ struct Timing {
 Timing time_launch(const std::function<void(cudaStream_t)>& launch, const L2Flusher& flusher,
                    cudaStream_t stream, const TimingOptions& opt = {});
 
-inline double tflops(const Shape& s, double ms) { return s.flops() / (ms * 1e-3) / 1e12; }
-inline double gbps(const Shape& s, double ms) { return s.min_bytes() / (ms * 1e-3) / 1e9; }
+inline double tflops(const Shape& s, double ms) {
+  return s.flops() / (ms * 1e-3) / 1e12;
+}
+inline double gbps(const Shape& s, double ms) {
+  return s.min_bytes() / (ms * 1e-3) / 1e9;
+}
 
 }  // namespace gemm

@@ -13,15 +13,17 @@
 #include "common/reference.hpp"
 
 // Skips the test, saying why, unless device 0 is a Hopper GPU.
-#define SKIP_WITHOUT_HOPPER()                                                         \
-  do {                                                                                \
+#define SKIP_WITHOUT_HOPPER()                                                        \
+  do {                                                                               \
     if (const std::string why_ = ::gemm::hopper_unavailable_reason(); !why_.empty()) \
-      GTEST_SKIP() << "needs an sm_90 GPU: " << why_;                                 \
+      GTEST_SKIP() << "needs an sm_90 GPU: " << why_;                                \
   } while (0)
 
 namespace gemm {
 // Readable test parameters in gtest's output.
-inline void PrintTo(const Shape& s, std::ostream* os) { *os << s.str(); }
+inline void PrintTo(const Shape& s, std::ostream* os) {
+  *os << s.str();
+}
 }  // namespace gemm
 
 namespace gemm::testing {
@@ -30,7 +32,8 @@ namespace gemm::testing {
 // rerun with another value draws fresh inputs everywhere. Printed on failure by the callers.
 inline uint64_t test_seed() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  uint64_t seed = std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
+  uint64_t seed =
+      std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
   if (const char* env = std::getenv("GEMM_TEST_SEED")) seed ^= std::strtoull(env, nullptr, 10);
   return seed;
 }

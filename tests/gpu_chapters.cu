@@ -8,7 +8,7 @@
 namespace gemm {
 namespace {
 
-const Shape kShapes[] = {{1, 2112, 7168}, {100, 264, 512}, {257, 136, 1024},
+const Shape kShapes[] = {{1, 2112, 7168}, {100, 264, 512},  {257, 136, 1024},
                          {128, 256, 384}, {64, 7168, 2048}, {300, 1032, 1536}};
 
 class ChapterVsReference : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
@@ -22,11 +22,10 @@ TEST_P(ChapterVsReference, MatchesCpuReference) {
   const DeviceProblem dev(host);
   dev.poison();
   ch.launch(dev.args(), nullptr);
-  const ReferenceCheck r = check_against_reference(host, dev.download_d(), ch.tolerance(s),
-                                                   testing::kCpuReferenceMacs);
-  testing::expect_matches_reference(r, ch.max_rel_diff,
-                                    std::string(ch.dir) + " " + s.str() + " seed " +
-                                        std::to_string(seed));
+  const ReferenceCheck r =
+      check_against_reference(host, dev.download_d(), ch.tolerance(s), testing::kCpuReferenceMacs);
+  testing::expect_matches_reference(
+      r, ch.max_rel_diff, std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed));
 }
 
 std::vector<int> gemm_chapters() {
@@ -65,14 +64,28 @@ namespace {
 // From chapter 02 on: every chapter against chapter 00 (the GPU reference, all of D) and against
 // the CPU reference (bands of rows), on DeepGEMM's 18 shapes and ragged ones; and bit for bit
 // against its predecessor where the registry says the arithmetic is the same.
-const Shape kBenchmarkShapes[] = {
-    {64, 2112, 7168},   {64, 24576, 1536},   {64, 32768, 512},   {64, 7168, 16384},
-    {64, 4096, 7168},   {64, 7168, 2048},    {128, 2112, 7168},  {128, 24576, 1536},
-    {128, 32768, 512},  {128, 7168, 16384},  {128, 4096, 7168},  {128, 7168, 2048},
-    {4096, 2112, 7168}, {4096, 24576, 1536}, {4096, 32768, 512}, {4096, 7168, 16384},
-    {4096, 4096, 7168}, {4096, 7168, 2048},
-    // ragged: M = 1, 100, 4097 and N = 2112 + 8
-    {1, 2120, 7168},    {100, 2120, 7168},   {4097, 2120, 7168}};
+const Shape kBenchmarkShapes[] = {{64, 2112, 7168},
+                                  {64, 24576, 1536},
+                                  {64, 32768, 512},
+                                  {64, 7168, 16384},
+                                  {64, 4096, 7168},
+                                  {64, 7168, 2048},
+                                  {128, 2112, 7168},
+                                  {128, 24576, 1536},
+                                  {128, 32768, 512},
+                                  {128, 7168, 16384},
+                                  {128, 4096, 7168},
+                                  {128, 7168, 2048},
+                                  {4096, 2112, 7168},
+                                  {4096, 24576, 1536},
+                                  {4096, 32768, 512},
+                                  {4096, 7168, 16384},
+                                  {4096, 4096, 7168},
+                                  {4096, 7168, 2048},
+                                  // ragged: M = 1, 100, 4097 and N = 2112 + 8
+                                  {1, 2120, 7168},
+                                  {100, 2120, 7168},
+                                  {4097, 2120, 7168}};
 
 class ChapterVsChapter00 : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
 

@@ -9,11 +9,13 @@
 #include "tests/gpu.hpp"
 
 namespace gemm {
-inline void PrintTo(Peer p, std::ostream* os) { *os << peer_name(p); }
+inline void PrintTo(Peer p, std::ostream* os) {
+  *os << peer_name(p);
+}
 namespace {
 
-const Shape kShapes[] = {{1, 2112, 7168}, {100, 264, 512}, {257, 136, 1024},
-                         {128, 256, 384}, {64, 7168, 2048}};
+const Shape kShapes[] = {
+    {1, 2112, 7168}, {100, 264, 512}, {257, 136, 1024}, {128, 256, 384}, {64, 7168, 2048}};
 
 class PeerVsReference : public ::testing::TestWithParam<std::tuple<Peer, Shape>> {};
 
@@ -35,7 +37,7 @@ TEST_P(PeerVsReference, MatchesCpuReference) {
   gemm->run(nullptr);
   // BlockScaled promotes each 128-wide K block into fp32 (the point of the block scales);
   // PerTensor may accumulate all of K in the tensor core: the looser bound.
-  const Tolerance tol = peer == Peer::Bf16        ? bf16_inputs_tolerance(s.k)
+  const Tolerance tol = peer == Peer::Bf16          ? bf16_inputs_tolerance(s.k)
                         : peer == Peer::BlockScaled ? tensor_core_fp8_tolerance(s.k, 128)
                                                     : tensor_core_fp8_tolerance(s.k, s.k);
   const ReferenceCheck r =

@@ -32,8 +32,8 @@ __global__ void wait_for_a_phase_that_never_completes() {
 TEST(Watchdog, StuckBarrierTrapsNamingTheBarrierAndPhase) {
   SKIP_WITHOUT_HOPPER();
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: CUDA does not survive fork
-  EXPECT_EXIT(launch_stuck_kernel_and_exit(),
-      ::testing::ExitedWithCode(3), "mbarrier_wait timed out: test_barrier \\(parity 0\\)");
+  EXPECT_EXIT(launch_stuck_kernel_and_exit(), ::testing::ExitedWithCode(3),
+              "mbarrier_wait timed out: test_barrier \\(parity 0\\)");
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ TEST(Chapter03, CoreMatrixIs128ContiguousBytes) {
   // Rows 8..15, k 16..31: the core matrix (1, 1). Its 128 bytes are one contiguous run.
   std::set<uint64_t> bytes;
   for (uint32_t row = 8; row < 16; ++row)
-    for (uint32_t k = 16; k < 32; ++k) bytes.insert(gemm::box_offset<3>(spec, {k % 16, row, k / 16}));
+    for (uint32_t k = 16; k < 32; ++k)
+      bytes.insert(gemm::box_offset<3>(spec, {k % 16, row, k / 16}));
   EXPECT_EQ(*bytes.rbegin() - *bytes.begin(), 127u);
 }
 

@@ -9,10 +9,10 @@ namespace {
 
 // The 128B swizzle pattern as the PTX ISA draws it (section "Shared Memory Matrix Layout",
 // 128-Byte swizzling): row r of each 1024-byte atom stores 16-byte chunk c at position kIsa[r][c].
-constexpr int kIsa[8][8] = {
-    {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5},
-    {3, 2, 1, 0, 7, 6, 5, 4}, {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2},
-    {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}};
+constexpr int kIsa[8][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6},
+                            {2, 3, 0, 1, 6, 7, 4, 5}, {3, 2, 1, 0, 7, 6, 5, 4},
+                            {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2},
+                            {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}};
 
 TEST(Chapter04, MatchesThePtxIsaTable) {
   for (uint32_t row = 0; row < 8; ++row)
@@ -25,7 +25,8 @@ TEST(Chapter04, AddressRuleEqualsRowChunkRuleOnAlignedTiles) {
   for (uint32_t base : {0u, 1024u, 5u * 1024u, 200u * 1024u})
     for (uint32_t row = 0; row < 256; ++row)
       for (uint32_t byte = 0; byte < 128; ++byte)
-        ASSERT_EQ(ch04::swizzle_128b(base + row * 128 + byte), base + ch04::swizzled_offset(row, byte))
+        ASSERT_EQ(ch04::swizzle_128b(base + row * 128 + byte),
+                  base + ch04::swizzled_offset(row, byte))
             << "base " << base << " row " << row << " byte " << byte;
 }
 
@@ -35,7 +36,8 @@ TEST(Chapter04, MisalignedTileBreaksTheAgreement) {
   int mismatches = 0;
   for (uint32_t row = 0; row < 8; ++row)
     for (uint32_t byte = 0; byte < 128; byte += 16)
-      mismatches += ch04::swizzle_128b(512 + row * 128 + byte) != 512 + ch04::swizzled_offset(row, byte);
+      mismatches +=
+          ch04::swizzle_128b(512 + row * 128 + byte) != 512 + ch04::swizzled_offset(row, byte);
   EXPECT_GT(mismatches, 0);
 }
 
@@ -49,7 +51,8 @@ TEST(Chapter04, EachAtomIsAPermutationAndConflictFree) {
   // banks (bank = (address / 4) % 32): reading one column of chunks touches all 32 banks once.
   for (uint32_t chunk = 0; chunk < 8; ++chunk) {
     std::set<uint32_t> bank_groups;
-    for (uint32_t row = 0; row < 8; ++row) bank_groups.insert((ch04::swizzled_offset(row, chunk * 16) / 16) % 8);
+    for (uint32_t row = 0; row < 8; ++row)
+      bank_groups.insert((ch04::swizzled_offset(row, chunk * 16) / 16) % 8);
     EXPECT_EQ(bank_groups.size(), 8u) << "chunk " << chunk;
   }
 }

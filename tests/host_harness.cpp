@@ -60,7 +60,8 @@ TEST(Quantiser, ActivationScalesPerRowAndKBlockStoredMMajor) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t kb = 0; kb < 2; ++kb) {
       float amax = 0;
-      for (int64_t c = kb * 128; c < (kb + 1) * 128; ++c) amax = std::max(amax, std::fabs(x[r * k + c]));
+      for (int64_t c = kb * 128; c < (kb + 1) * 128; ++c)
+        amax = std::max(amax, std::fabs(x[r * k + c]));
       const float scale = sa[kb * ld + r];
       EXPECT_FLOAT_EQ(scale, amax / 448.0f) << "row " << r << " block " << kb;
       bool hit_max = false;
@@ -105,7 +106,8 @@ TEST(Quantiser, ZeroBlockUsesTheAmaxFloor) {
 
 TEST(Problem, DeterministicPerSeedAndFreshAcrossSeeds) {
   const Shape s{7, 16, 256};
-  const HostProblem p1 = make_problem(s, 1, Scales::Random), p2 = make_problem(s, 1, Scales::Random);
+  const HostProblem p1 = make_problem(s, 1, Scales::Random),
+                    p2 = make_problem(s, 1, Scales::Random);
   const HostProblem p3 = make_problem(s, 2, Scales::Random);
   auto bytes = [](const std::vector<fp8>& v) {
     std::vector<uint8_t> out;
@@ -211,7 +213,7 @@ TEST(Comparison, CountsPoisonNaNAndOverBound) {
   std::vector<uint16_t> d(8);
   for (int i = 0; i < 8; ++i) d[i] = float_to_bf16_bits(float(ref.value[i]));
   d[5] = kPoisonBits;
-  d[6] = 0x7FC0;                           // a NaN that is not the poison
+  d[6] = 0x7FC0;                                // a NaN that is not the poison
   d[7] = float_to_bf16_bits(1.0f + 0x1.0p-5f);  // off by 2^-5 relative
   const Comparison c = compare_to_reference(d, ref, Tolerance{});
   EXPECT_EQ(c.count, 8);
@@ -237,7 +239,8 @@ TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * 0x1.0p-8f), 0x3F82);  // tie: rounds up to even
   EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1.8p-8f), 0x3F81);      // above the tie
   EXPECT_EQ(float_to_bf16_bits(-2.0f), 0xC000);
-  for (uint16_t bits : {0x0001, 0x3F80, 0x4049, 0xC2F7}) EXPECT_EQ(float_to_bf16_bits(bf16_to_float(bits)), bits);
+  for (uint16_t bits : {0x0001, 0x3F80, 0x4049, 0xC2F7})
+    EXPECT_EQ(float_to_bf16_bits(bf16_to_float(bits)), bits);
 }
 
 // ---- the command line ----------------------------------------------------------------------
@@ -247,8 +250,8 @@ TEST(Cli, DefaultsAndFlags) {
   const CliOptions d = parse_cli(1, none, {64, 2112, 7168});
   EXPECT_EQ(d.shape.m, 64);
   EXPECT_TRUE(d.check);
-  const char* args[] = {"prog", "--m", "100", "--n", "2120", "--k", "256", "--iters", "5",
-                        "--seed", "9", "--no-check"};
+  const char* args[] = {"prog", "--m",     "100", "--n",    "2120", "--k",
+                        "256",  "--iters", "5",   "--seed", "9",    "--no-check"};
   const CliOptions o = parse_cli(12, args, {64, 2112, 7168});
   EXPECT_EQ(o.shape.m, 100);
   EXPECT_EQ(o.shape.n, 2120);
@@ -283,7 +286,8 @@ TEST(Errors, CudaCheckNamesCallFileAndText) {
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cudaErrorInvalidValue failed at tests/host_harness.cpp:"),
-              std::string::npos) << what;
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("invalid argument"), std::string::npos) << what;
   }
 }

@@ -14,8 +14,7 @@ using gemm::kScaleBlock;
 constexpr int kBlockN = 32;  // threadIdx.x walks N: one warp covers 32 columns of one row
 constexpr int kBlockM = 8;   // threadIdx.y walks M
 
-__global__ void __launch_bounds__(kBlockN* kBlockM)
-    reference_gemm_kernel(gemm::GemmArgs args) {
+__global__ void __launch_bounds__(kBlockN* kBlockM) reference_gemm_kernel(gemm::GemmArgs args) {
   const int m = blockIdx.y * kBlockM + threadIdx.y;
   const int n = blockIdx.x * kBlockN + threadIdx.x;
   const auto [M, N, K] = args.shape;

@@ -53,8 +53,8 @@ __device__ __forceinline__ void load_tile(uint8_t* smem, const __nv_fp8_e4m3* g,
 }
 
 __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
-  return ptx::encode({ptx::shared_address(smem), kLeadingByteOffset, kStrideByteOffset, 0,
-                      ptx::Swizzle::None});
+  return ptx::encode(
+      {ptx::shared_address(smem), kLeadingByteOffset, kStrideByteOffset, 0, ptx::Swizzle::None});
 }
 
 __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) {
@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) 
     for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
       // This warpgroup's 64 rows of A start 64 / 8 core-matrix rows down; each k32 step moves two
       // core matrices (2 x 128 bytes) along K in both operands.
-      const uint64_t desc_a =
-          make_descriptor(smem_a + warpgroup * (64 / 8) * kStrideByteOffset + kk * 2 * kCoreMatrixBytes);
+      const uint64_t desc_a = make_descriptor(smem_a + warpgroup * (64 / 8) * kStrideByteOffset +
+                                              kk * 2 * kCoreMatrixBytes);
       const uint64_t desc_b = make_descriptor(smem_b + kk * 2 * kCoreMatrixBytes);
       Wgmma::mma(desc_a, desc_b, acc, k0 > 0 || kk > 0);
     }

@@ -35,7 +35,9 @@ inline gemm::TensorMapSpec<3> core_matrix_view(uint64_t rows, uint64_t k, uint32
 }
 
 // The descriptor offsets that read that layout back.
-constexpr uint32_t leading_byte_offset(uint32_t box_rows) { return box_rows * 16; }
+constexpr uint32_t leading_byte_offset(uint32_t box_rows) {
+  return box_rows * 16;
+}
 constexpr uint32_t kStrideByteOffset = 128;
 
 }  // namespace ch03

@@ -71,10 +71,11 @@ __global__ void __launch_bounds__(kNumThreads)
     for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
       // This warpgroup's 64 rows of A start 64 / 8 core matrices down (SBO each); each k32 step
       // moves two core-matrix columns (2 x LBO) along K.
-      const uint64_t desc_a =
-          make_descriptor(smem_a + warpgroup * (64 / 8) * kStrideByteOffset +
-                              kk * 2 * leading_byte_offset(BLOCK_M), BLOCK_M);
-      const uint64_t desc_b = make_descriptor(smem_b + kk * 2 * leading_byte_offset(BLOCK_N), BLOCK_N);
+      const uint64_t desc_a = make_descriptor(
+          smem_a + warpgroup * (64 / 8) * kStrideByteOffset + kk * 2 * leading_byte_offset(BLOCK_M),
+          BLOCK_M);
+      const uint64_t desc_b =
+          make_descriptor(smem_b + kk * 2 * leading_byte_offset(BLOCK_N), BLOCK_N);
       Wgmma::mma(desc_a, desc_b, acc, kb > 0 || kk > 0);
     }
     ptx::wgmma_commit_group();

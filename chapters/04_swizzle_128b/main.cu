@@ -15,8 +15,10 @@ void draw_swizzle(const std::string& path) {
   const double w = 56, h = 18, x0 = 60, y0 = 70;
   gemm::Svg s;
   s.text(20, 18, 13, "128-byte swizzle: where each 16-byte chunk of a tile row lands");
-  s.text(20, 36, 10, "columns: 16-byte positions in shared memory (banks 4p..4p+3); rows: tile rows");
-  s.text(20, 50, 10, "label/colour: logical chunk c = K bytes 16c..16c+15; from ch04::swizzled_offset()");
+  s.text(20, 36, 10,
+         "columns: 16-byte positions in shared memory (banks 4p..4p+3); rows: tile rows");
+  s.text(20, 50, 10,
+         "label/colour: logical chunk c = K bytes 16c..16c+15; from ch04::swizzled_offset()");
   for (int p = 0; p < 8; ++p)
     s.text(x0 + p * w + w / 2, y0 - 4, 9, "pos " + std::to_string(p), "middle");
   for (uint32_t row = 0; row < 16; ++row) {

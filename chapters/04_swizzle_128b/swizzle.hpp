@@ -1,4 +1,5 @@
-// Chapter 04's host-checkable arithmetic: the 128-byte swizzle. Plain C++ (tests/host_chapter04.cpp).
+// Chapter 04's host-checkable arithmetic: the 128-byte swizzle. Plain C++
+// (tests/host_chapter04.cpp).
 //
 // With CU_TENSOR_MAP_SWIZZLE_128B, TMA writes each 128-byte row of a box with its eight 16-byte
 // chunks permuted: chunk c of row r goes to chunk position c ^ (r % 8). Seen as a shared-memory

@@ -45,8 +45,8 @@ constexpr int kMathRegisters = 232;
 // Shared-memory budget, in named sizes.
 constexpr uint32_t SMEM_A_SIZE_PER_STAGE = BLOCK_M * BLOCK_K;  // 16 KB
 constexpr uint32_t SMEM_B_SIZE_PER_STAGE = BLOCK_N * BLOCK_K;  // 32 KB
-constexpr uint32_t kSmemBudget = 227 * 1024;  // sm_90's largest opt-in per block
-constexpr uint32_t kBarrierBytes = 2 * 8 * 8;  // full + empty, up to 8 stages
+constexpr uint32_t kSmemBudget = 227 * 1024;                   // sm_90's largest opt-in per block
+constexpr uint32_t kBarrierBytes = 2 * 8 * 8;                  // full + empty, up to 8 stages
 constexpr int kNumStages =
     stages_for_budget(kSmemBudget - kSwizzleAtomBytes,  // alignment slack
                       SMEM_A_SIZE_PER_STAGE + SMEM_B_SIZE_PER_STAGE, kBarrierBytes, 8);
@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       ptx::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-        const uint64_t desc_a = make_descriptor(a + math_wg_idx * 64 * kSwizzleBytes + kk * WGMMA_K);
+        const uint64_t desc_a =
+            make_descriptor(a + math_wg_idx * 64 * kSwizzleBytes + kk * WGMMA_K);
         const uint64_t desc_b = make_descriptor(b + kk * WGMMA_K);
         Wgmma::mma(desc_a, desc_b, acc, kb > 0 || kk > 0);
       }

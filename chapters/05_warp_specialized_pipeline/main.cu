@@ -1,3 +1,5 @@
 #include "chapters/runner.hpp"
 
-int main(int argc, char** argv) { return gemm::run_chapter(5, argc, argv); }
+int main(int argc, char** argv) {
+  return gemm::run_chapter(5, argc, argv);
+}

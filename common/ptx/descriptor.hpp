@@ -12,7 +12,8 @@ namespace ptx {
 enum class Swizzle : uint32_t { None = 0, B128 = 1, B64 = 2, B32 = 3 };
 
 // The 64-bit shared memory matrix descriptor of wgmma (PTX ISA 9.7.15.5.1, "Matrix Descriptor
-// Format"; https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+// Format";
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
 //   bits  0-13  start address        >> 4  (shared-window byte address; 16-byte granules)
 //   bits 16-29  leading byte offset  >> 4  (LBO)
 //   bits 32-45  stride byte offset   >> 4  (SBO)

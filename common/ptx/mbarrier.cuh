@@ -15,8 +15,7 @@
 namespace ptx {
 
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)),
-               "r"(arrivals)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(arrivals)
                : "memory");
 }
 
@@ -28,10 +27,10 @@ __device__ __forceinline__ void fence_barrier_init() {
 
 // One arrival, announcing `bytes` more transaction bytes for the current phase.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   shared_address(bar)),
-               "r"(bytes)
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),
+      "r"(bytes)
+      : "memory");
 }
 
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
@@ -53,7 +52,7 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint32_t parity
 // (2^31 clocks) printing the barrier's name and parity: a pipeline bug then ends the program with
 // a message instead of hanging the GPU. mbarrier_wait uses it in debug builds.
 inline __device__ __noinline__ void mbarrier_wait_or_trap(uint64_t* bar, uint32_t parity,
-                                                   const char* name) {
+                                                          const char* name) {
   const long long start = clock64();
   while (!mbarrier_try_wait(bar, parity)) {
     if (clock64() - start > (1ll << 31)) {

@@ -1,5 +1,6 @@
 // setmaxnreg: move registers between the warpgroups of a CTA at run time (PTX ISA 9.7.17.1,
-// "setmaxnreg"): https://docs.nvidia.com/cuda/parallel-thread-execution/#miscellaneous-instructions-setmaxnreg
+// "setmaxnreg"):
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#miscellaneous-instructions-setmaxnreg
 //
 // The kernel starts with the per-thread cap of its launch bounds; a warpgroup that needs few
 // registers (the TMA producer) gives some back with dec, and the math warpgroups take them with
