@@ -59,6 +59,17 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
+// The grid of a kernel that gives each CTA one block_m x block_n tile of D: x walks N, y walks M.
+// Throws UnsupportedError when M needs more than the 65535 blocks grid.y allows.
+inline dim3 tile_grid(const Shape& s, int64_t block_m, int64_t block_n, const char* who) {
+  const int64_t tiles_m = (s.m + block_m - 1) / block_m, tiles_n = (s.n + block_n - 1) / block_n;
+  if (tiles_m > 65535 || tiles_n > (int64_t(1) << 31) - 1)
+    throw UnsupportedError(std::string(who) + ": M must be at most " +
+                           std::to_string(65535 * block_m) + " (one grid row per " +
+                           std::to_string(block_m) + " rows of D; got " + s.str() + ")");
+  return dim3(unsigned(tiles_n), unsigned(tiles_m));
+}
+
 // A HostProblem on the device, with an output buffer D.
 class DeviceProblem {
  public:

@@ -43,17 +43,30 @@ INSTANTIATE_TEST_SUITE_P(All, ChapterVsReference,
                                   testing::shape_param_name(std::get<1>(info.param));
                          });
 
-TEST(Chapter00, RejectsIllegalShapeWithAMessage) {
+class ChapterRejects : public ::testing::TestWithParam<int> {};
+
+TEST_P(ChapterRejects, IllegalShapeWithAMessage) {
   // No GPU needed: the shape is checked before anything touches the device.
-  GemmArgs args;
-  args.shape = {64, 100, 128};
-  try {
-    find_chapter(0)->launch(args, nullptr);
-    FAIL() << "an illegal shape was accepted";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("N must be a positive multiple of 8"), std::string::npos);
+  const Chapter& ch = *find_chapter(GetParam());
+  for (auto [shape, words] :
+       {std::pair<Shape, const char*>{{64, 100, 128}, "N must be a positive multiple of 8"},
+        {{64, 128, 100}, "K must be a positive multiple of 128"},
+        {{0, 128, 128}, "M must be at least 1"}}) {
+    GemmArgs args;
+    args.shape = shape;
+    try {
+      ch.launch(args, nullptr);
+      ADD_FAILURE() << ch.dir << " accepted " << shape.str();
+    } catch (const UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(All, ChapterRejects, ::testing::ValuesIn(gemm_chapters()),
+                         [](const auto& info) {
+                           return std::string(find_chapter(info.param)->dir);
+                         });
 
 }  // namespace
 }  // namespace gemm

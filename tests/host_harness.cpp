@@ -6,6 +6,7 @@
 
 #include "common/check.hpp"
 #include "common/cli.hpp"
+#include "common/device.hpp"
 #include "common/inputs.hpp"
 #include "common/problem.hpp"
 #include "common/reference.hpp"
@@ -40,6 +41,23 @@ TEST(Shape, ScaleLayoutSizes) {
   EXPECT_EQ(s.sa_ld(), 8);  // 5 rows padded to a multiple of 4 (16-byte TMA strides)
   EXPECT_DOUBLE_EQ(s.flops(), 2.0 * 5 * 136 * 384);
   EXPECT_DOUBLE_EQ(s.min_bytes(), 5 * 384 + 136 * 384 + 2 * 5 * 136);
+}
+
+TEST(Shape, TileGridAndItsLimit) {
+  const dim3 g = tile_grid({4096, 7168, 16384}, 128, 256, "test");
+  EXPECT_EQ(g.x, 28u);  // N tiles
+  EXPECT_EQ(g.y, 32u);  // M tiles
+  const dim3 ragged = tile_grid({4097, 2120, 128}, 128, 128, "test");
+  EXPECT_EQ(ragged.x, 17u);
+  EXPECT_EQ(ragged.y, 33u);
+  try {
+    tile_grid({65536 * 128 + 1, 8, 128}, 128, 128, "chapter 99");
+    FAIL() << "no error for a grid too tall";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("chapter 99: M must be at most 8388480"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // ---- the quantiser -------------------------------------------------------------------------

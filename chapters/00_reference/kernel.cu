@@ -5,6 +5,7 @@
 // is the kernel every later chapter is checked against on shapes too large for the CPU.
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/problem.hpp"
 
 namespace ch00 {
@@ -47,9 +48,7 @@ __global__ void __launch_bounds__(kBlockN* kBlockM) reference_gemm_kernel(gemm::
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   gemm::validate(args.shape);
   const dim3 block(kBlockN, kBlockM);
-  const dim3 grid(unsigned((args.shape.n + kBlockN - 1) / kBlockN),
-                  unsigned((args.shape.m + kBlockM - 1) / kBlockM));
-  if (grid.y > 65535) throw gemm::UnsupportedError("chapter 00: M must be below 524281");
+  const dim3 grid = gemm::tile_grid(args.shape, kBlockM, kBlockN, "chapter 00");
   reference_gemm_kernel<<<grid, block, 0, stream>>>(args);
   CUDA_CHECK_LAUNCH();
 }

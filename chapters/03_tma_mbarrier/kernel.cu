@@ -10,6 +10,7 @@
 #include "chapters/03_tma_mbarrier/core_matrix_view.hpp"
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/ptx/wgmma.cuh"
@@ -101,7 +102,7 @@ void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(core_matrix_view(M, K, BLOCK_M, BLOCK_K), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(core_matrix_view(N, K, BLOCK_N, BLOCK_K), args.b);
-  const dim3 grid(unsigned((N + BLOCK_N - 1) / BLOCK_N), unsigned((M + BLOCK_M - 1) / BLOCK_M));
+  const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 03");
   gemm_kernel<<<grid, kNumThreads, 0, stream>>>(map_a, map_b, args);
   CUDA_CHECK_LAUNCH();
 }
