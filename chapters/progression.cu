@@ -23,13 +23,6 @@ namespace {
 
 using namespace gemm;
 
-constexpr Shape kShapes[] = {
-    {64, 2112, 7168},   {64, 24576, 1536},   {64, 32768, 512},   {64, 7168, 16384},
-    {64, 4096, 7168},   {64, 7168, 2048},    {128, 2112, 7168},  {128, 24576, 1536},
-    {128, 32768, 512},  {128, 7168, 16384},  {128, 4096, 7168},  {128, 7168, 2048},
-    {4096, 2112, 7168}, {4096, 24576, 1536}, {4096, 32768, 512}, {4096, 7168, 16384},
-    {4096, 4096, 7168}, {4096, 7168, 2048},
-};
 
 // Benchmarks run in registration order, shape by shape, so one problem is resident at a time.
 struct Resident {
@@ -44,7 +37,7 @@ const DeviceProblem& problem_for(const Shape& s) {
   if (!g_resident.problem || g_resident.shape.m != s.m || g_resident.shape.n != s.n ||
       g_resident.shape.k != s.k) {
     g_resident.problem.reset();
-    g_resident.problem = std::make_unique<DeviceProblem>(make_problem(s, 2026, Scales::Random));
+    g_resident.problem = std::make_unique<DeviceProblem>(make_problem(s, kDefaultSeed, Scales::Random));
     g_resident.shape = s;
   }
   return *g_resident.problem;
@@ -126,7 +119,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "progression: %s\n", e.what());
     return 1;
   }
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kDeepGemmShapes) {
     for (const Chapter& ch : chapters()) {
       if (!ch.launch || (!only.empty() && !only.count(ch.number))) continue;
       benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(), run_chapter,

@@ -31,25 +31,52 @@ Tolerance tensor_cores_all_k(const Shape& s) {
 
 const std::vector<Chapter>& chapters() {
   static const std::vector<Chapter> list = {
-      {0, "00_reference",
-       "naive CUDA kernel: one thread per output, fp32 accumulation of dequantised values",
-       ch00::gemm, true, false, fp32_cuda_cores, kRelDiffFp32},
-      {1, "01_wgmma_m64n8k16",
-       "one wgmma m64n8k16 (bf16) from shared memory with hand-built matrix descriptors", nullptr,
-       false, false, nullptr, 0.0},
-      {2, "02_wgmma_fp8_gemm",
-       "fp8 wgmma m64n128k32 over a 128x128 tile, operands staged by ordinary loads", ch02::gemm,
-       false, false, tensor_cores_all_k, kRelDiffTensorCore},
-      {3, "03_tma_mbarrier",
-       "TMA loads (3-D view into core matrices) completing on an mbarrier with expect_tx",
-       ch03::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
-      {4, "04_swizzle_128b", "128-byte swizzle: TMA writes it, the wgmma descriptor reads it",
-       ch04::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
-      {5, "05_warp_specialized_pipeline",
-       "a ring of stages with full/empty barriers, a TMA producer warpgroup, setmaxnreg",
-       ch05::gemm, false, true, tensor_cores_all_k, kRelDiffTensorCore},
+      {.number = 0,
+       .dir = "00_reference",
+       .idea = "naive CUDA kernel: one thread per output, fp32 accumulation of dequantised values",
+       .launch = ch00::gemm,
+       .applies_scales = true,
+       .tolerance = fp32_cuda_cores,
+       .max_rel_diff = kRelDiffFp32},
+      {.number = 1,
+       .dir = "01_wgmma_m64n8k16",
+       .idea = "one wgmma m64n8k16 (bf16) from shared memory with hand-built matrix descriptors"},
+      {.number = 2,
+       .dir = "02_wgmma_fp8_gemm",
+       .idea = "fp8 wgmma m64n128k32 over a 128x128 tile, operands staged by ordinary loads",
+       .launch = ch02::gemm,
+       .tolerance = tensor_cores_all_k,
+       .max_rel_diff = kRelDiffTensorCore},
+      {.number = 3,
+       .dir = "03_tma_mbarrier",
+       .idea = "TMA loads (3-D view into core matrices) completing on an mbarrier with expect_tx",
+       .launch = ch03::gemm,
+       .bitwise_equal_to_previous = true,
+       .tolerance = tensor_cores_all_k,
+       .max_rel_diff = kRelDiffTensorCore},
+      {.number = 4,
+       .dir = "04_swizzle_128b",
+       .idea = "128-byte swizzle: TMA writes it, the wgmma descriptor reads it",
+       .launch = ch04::gemm,
+       .bitwise_equal_to_previous = true,
+       .tolerance = tensor_cores_all_k,
+       .max_rel_diff = kRelDiffTensorCore},
+      {.number = 5,
+       .dir = "05_warp_specialized_pipeline",
+       .idea = "a ring of stages with full/empty barriers, a TMA producer warpgroup, setmaxnreg",
+       .launch = ch05::gemm,
+       .bitwise_equal_to_previous = true,
+       .tolerance = tensor_cores_all_k,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
   };
   return list;
+}
+
+std::vector<uint16_t> run_and_download(const Chapter& c, const DeviceProblem& dev) {
+  dev.poison();
+  c.launch(dev.args(), nullptr);
+  return dev.download_d();
 }
 
 const Chapter* find_chapter(int number) {

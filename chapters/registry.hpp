@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "common/device.hpp"
 #include "common/problem.hpp"
 #include "common/reference.hpp"
 
@@ -16,20 +17,23 @@ namespace gemm {
 using LaunchFn = void (*)(const GemmArgs& args, cudaStream_t stream);
 
 struct Chapter {
-  int number;
-  const char* dir;      // directory under chapters/
-  const char* idea;     // the one new idea, a line
-  LaunchFn launch;      // nullptr when the chapter is not a GEMM (chapter 01)
-  bool applies_scales;  // false: the unscaled product, run on unit-scale inputs
+  int number = -1;
+  const char* dir = "";          // directory under chapters/
+  const char* idea = "";         // the one new idea, a line
+  LaunchFn launch = nullptr;     // nullptr when the chapter is not a GEMM (chapter 01)
+  bool applies_scales = false;   // false: the unscaled product, run on unit-scale inputs
   // Same arithmetic as the previous GEMM chapter (same instructions in the same order per output
   // element), so its D must be bit-for-bit identical: checked by the tests.
-  bool bitwise_equal_to_previous;
+  bool bitwise_equal_to_previous = false;
   // The error bound its arithmetic allows against the double-precision reference.
-  Tolerance (*tolerance)(const Shape& s);
-  double max_rel_diff;
+  Tolerance (*tolerance)(const Shape& s) = nullptr;
+  double max_rel_diff = 0.0;
+  bool records_trace = false;  // fills GemmArgs::trace when given one (common/trace.hpp)
 };
 
 const std::vector<Chapter>& chapters();
+// Poisons D, runs the chapter on dev's inputs and returns D (bf16 bits; synchronises).
+std::vector<uint16_t> run_and_download(const Chapter& c, const DeviceProblem& dev);
 // nullptr when there is no such chapter.
 const Chapter* find_chapter(int number);
 // The nearest earlier chapter that is a GEMM, or nullptr.

@@ -9,13 +9,11 @@
 #include "common/cublaslt.hpp"
 #include "common/device.hpp"
 #include "common/timing.hpp"
+#include "common/trace.hpp"
 
 namespace gemm {
 
 namespace {
-
-// Above this many multiply-adds the CPU reference checks bands of rows instead of all of M.
-constexpr double kCpuReferenceMacs = 4e9;
 
 bool report(const char* what, const Comparison& c, int64_t unwritten, int64_t nan,
             double max_rel_diff) {
@@ -27,9 +25,74 @@ bool report(const char* what, const Comparison& c, int64_t unwritten, int64_t na
   return ok;
 }
 
+// Step 1: the chapter's D against the CPU reference, and against the previous GEMM chapter on the
+// same inputs (bit for bit where the registry says the arithmetic is the same).
+bool check(const Chapter& ch, const HostProblem& host, const DeviceProblem& dev) {
+  const Shape& s = host.shape;
+  const std::vector<uint16_t> d = run_and_download(ch, dev);
+  std::printf("checks (%s inputs):\n",
+              ch.applies_scales ? "quantised, random scales" : "unit scales");
+  const ReferenceCheck ref = check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs);
+  const std::string what = "vs CPU reference, " + std::to_string(ref.rows_checked) + " rows:";
+  bool ok = report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total, ch.max_rel_diff);
+  const Chapter* prev = previous_gemm(ch);
+  if (!prev) return ok;
+  const std::vector<uint16_t> d_prev = run_and_download(*prev, dev);
+  // Each errs from the exact value by its own bound (checked above for this one): compare the
+  // relative difference; where the arithmetic is the same, every bit must agree.
+  const Comparison c = compare_outputs(d, d_prev, Tolerance{1.0, 0.0, INFINITY});
+  const std::string w = std::string("vs chapter ") + prev->dir + ":";
+  ok &= report(w.c_str(), c, c.unwritten, c.nan, ch.max_rel_diff);
+  if (ch.bitwise_equal_to_previous) {
+    const int64_t differ = count_bit_differences(d, d_prev);
+    std::printf("  %-34s %lld of %zu elements differ  [%s]\n", "bit for bit:", (long long)differ,
+                d.size(), differ ? "FAIL" : "PASS");
+    ok &= differ == 0;
+  }
+  return ok;
+}
+
 void print_row(const char* name, const Shape& s, const Timing& t) {
   std::printf("  %-22s %10.1f %9.1f %9.0f   (median of %d)\n", name, t.median_ms * 1e3,
               tflops(s, t.median_ms), gbps(s, t.median_ms), t.runs);
+}
+
+// Step 2: the chapter and every cuBLASLt peer, timed the same way.
+void time_against_peers(const Chapter& ch, const DeviceProblem& dev, int iters) {
+  const Shape& s = dev.shape();
+  const L2Flusher flusher;
+  TimingOptions topt;
+  topt.runs = iters;
+  std::printf("timing (L2 flushed by a %.1f GB memset before each run; CUDA events):\n",
+              flusher.bytes() / 1e9);
+  std::printf("  %-22s %10s %9s %9s\n", "", "median us", "TFLOPS", "GB/s");
+  const GemmArgs args = dev.args();
+  print_row(ch.dir, s,
+            time_launch([&](cudaStream_t st) { ch.launch(args, st); }, flusher, nullptr, topt));
+  for (Peer p : kAllPeers) {
+    try {
+      const CublasLtGemm peer(p, args);
+      print_row(peer_name(p), s,
+                time_launch([&](cudaStream_t st) { peer.run(st); }, flusher, nullptr, topt));
+    } catch (const Error& e) {
+      std::printf("  %-22s unavailable: %s\n", peer_name(p), e.what());
+    }
+  }
+}
+
+// Step 3 (--trace FILE): one more run with a trace buffer, drawn as a timeline.
+void draw_trace(const Chapter& ch, const DeviceProblem& dev, const std::string& path) {
+  if (!ch.records_trace)
+    throw UnsupportedError(std::string("chapter ") + ch.dir + " records no trace (--trace)");
+  DeviceBuffer<uint64_t> trace{size_t(kTraceSlots)};
+  CUDA_CHECK(cudaMemset(trace.get(), 0, trace.bytes()));
+  GemmArgs args = dev.args();
+  args.trace = trace.get();
+  ch.launch(args, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<uint64_t> stamps = trace.download();
+  trace_svg(stamps, std::string("chapter ") + ch.dir + ", " + dev.shape().str(), path);
+  std::printf("trace: %lld stamps drawn to %s\n", (long long)trace_count(stamps), path.c_str());
 }
 
 }  // namespace
@@ -43,7 +106,7 @@ int run_chapter(int number, int argc, char** argv) {
   const std::string program = std::string("chapter ") + ch->dir;
   CliOptions opt;
   try {
-    opt = parse_cli(argc, argv, Shape{4096, 4096, 7168});
+    opt = parse_cli(argc, argv, kDefaultShape);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
     return 2;
@@ -63,64 +126,12 @@ int run_chapter(int number, int argc, char** argv) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("%s: %s\n%s, seed %llu, %s (%d SMs)\n", program.c_str(), ch->idea, s.str().c_str(),
                 (unsigned long long)opt.seed, prop.name, prop.multiProcessorCount);
-
     const HostProblem host =
         make_problem(s, opt.seed, ch->applies_scales ? Scales::Random : Scales::Unit);
     const DeviceProblem dev(host);
-    bool ok = true;
-    if (opt.check) {
-      dev.poison();
-      ch->launch(dev.args(), nullptr);
-      const std::vector<uint16_t> d = dev.download_d();
-      std::printf("checks (%s inputs):\n",
-                  ch->applies_scales ? "quantised, random scales" : "unit scales");
-      const ReferenceCheck ref =
-          check_against_reference(host, d, ch->tolerance(s), kCpuReferenceMacs);
-      const std::string what = "vs CPU reference, " + std::to_string(ref.rows_checked) + " rows:";
-      ok &=
-          report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total, ch->max_rel_diff);
-      if (const Chapter* prev = previous_gemm(*ch)) {
-        dev.poison();
-        prev->launch(dev.args(), nullptr);
-        const std::vector<uint16_t> d_prev = dev.download_d();
-        // Same arithmetic as the previous chapter: every bit must agree. Otherwise both err from
-        // the exact value by their own bounds (checked above for this one): compare the relative
-        // difference.
-        const Comparison c = compare_outputs(d, d_prev, Tolerance{1.0, 0.0, INFINITY});
-        const std::string w = std::string("vs chapter ") + prev->dir + ":";
-        ok &= report(w.c_str(), c, c.unwritten, c.nan, ch->max_rel_diff);
-        if (ch->bitwise_equal_to_previous) {
-          int64_t differ = 0;
-          for (size_t i = 0; i < d.size(); ++i) differ += d[i] != d_prev[i];
-          std::printf("  %-34s %lld of %zu elements differ  [%s]\n",
-                      "bit for bit:", (long long)differ, d.size(), differ ? "FAIL" : "PASS");
-          ok &= differ == 0;
-        }
-      }
-    }
-
-    if (!opt.timing) {
-      std::printf("%s\n", ok ? "all checks passed" : "CHECK FAILED");
-      return ok ? 0 : 1;
-    }
-    const L2Flusher flusher;
-    TimingOptions topt;
-    topt.runs = opt.iters;
-    std::printf("timing (L2 flushed by a %.1f GB memset before each run; CUDA events):\n",
-                flusher.bytes() / 1e9);
-    std::printf("  %-22s %10s %9s %9s\n", "", "median us", "TFLOPS", "GB/s");
-    const GemmArgs args = dev.args();
-    print_row(ch->dir, s,
-              time_launch([&](cudaStream_t st) { ch->launch(args, st); }, flusher, nullptr, topt));
-    for (Peer p : kAllPeers) {
-      try {
-        const CublasLtGemm peer(p, args);
-        print_row(peer_name(p), s,
-                  time_launch([&](cudaStream_t st) { peer.run(st); }, flusher, nullptr, topt));
-      } catch (const Error& e) {
-        std::printf("  %-22s unavailable: %s\n", peer_name(p), e.what());
-      }
-    }
+    const bool ok = !opt.check || check(*ch, host, dev);
+    if (opt.timing) time_against_peers(*ch, dev, opt.iters);
+    if (!opt.trace.empty()) draw_trace(*ch, dev, opt.trace);
     std::printf("%s\n", ok ? "all checks passed" : "CHECK FAILED");
     return ok ? 0 : 1;
   } catch (const UnsupportedError& e) {

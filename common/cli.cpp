@@ -10,12 +10,15 @@ namespace gemm {
 std::string cli_usage(const std::string& program, const std::string& about) {
   return about + "\n\nusage: " + program +
          " [--m M] [--n N] [--k K] [--iters I] [--seed S] [--no-check] [--no-timing]\n"
+         "       [--trace FILE]\n"
          "  --m, --n, --k  problem shape: D(MxN, bf16) = A(MxK, fp8) * B(NxK, fp8)^T\n"
          "                 M >= 1, N a multiple of 8, K a multiple of 128\n"
          "  --iters        timed runs, L2 flushed before each; the median is reported (30)\n"
          "  --seed         seed of the random inputs (2026)\n"
          "  --no-check     time only, skip the checks against the reference\n"
-         "  --no-timing    check only, skip the timing (for compute-sanitizer)\n";
+         "  --no-timing    check only, skip the timing (for compute-sanitizer)\n"
+         "  --trace FILE   run once more recording %globaltimer stamps and draw the timeline of\n"
+         "                 the first CTAs as an SVG (chapters 05 and later)\n";
 }
 
 namespace {
@@ -45,6 +48,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_sha
       o.check = false;
     else if (arg == "--no-timing")
       o.timing = false;
+    else if (arg == "--trace")
+      o.trace = value();
     else if (arg == "--m")
       o.shape.m = parse_int(arg, value(), 1);
     else if (arg == "--n")

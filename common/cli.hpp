@@ -4,6 +4,7 @@
 //   --seed S            input seed
 //   --no-check          skip the correctness checks (timing only)
 //   --no-timing         skip the timing (checks only; for compute-sanitizer)
+//   --trace FILE        draw the kernel's timeline as an SVG (chapters that record one)
 //   --help
 #pragma once
 
@@ -15,12 +16,13 @@
 namespace gemm {
 
 struct CliOptions {
-  Shape shape{4096, 4096, 7168};
+  Shape shape = kDefaultShape;
   int iters = 30;
-  uint64_t seed = 2026;
+  uint64_t seed = kDefaultSeed;
   bool check = true;
   bool timing = true;
   bool help = false;  // --help was given: the caller prints usage() and exits 0
+  std::string trace;  // --trace FILE: where to draw the timeline; empty: no trace
 };
 
 std::string cli_usage(const std::string& program, const std::string& about);

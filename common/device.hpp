@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/arguments.hpp"
 #include "common/check.hpp"
 #include "common/inputs.hpp"
 
@@ -60,14 +61,11 @@ class DeviceBuffer {
 };
 
 // The grid of a kernel that gives each CTA one block_m x block_n tile of D: x walks N, y walks M.
-// Throws UnsupportedError when M needs more than the 65535 blocks grid.y allows.
+// Throws UnsupportedError when M needs more than the 65535 blocks grid.y allows (grid_error).
 inline dim3 tile_grid(const Shape& s, int64_t block_m, int64_t block_n, const char* who) {
-  const int64_t tiles_m = (s.m + block_m - 1) / block_m, tiles_n = (s.n + block_n - 1) / block_n;
-  if (tiles_m > 65535 || tiles_n > (int64_t(1) << 31) - 1)
-    throw UnsupportedError(std::string(who) + ": M must be at most " +
-                           std::to_string(65535 * block_m) + " (one grid row per " +
-                           std::to_string(block_m) + " rows of D; got " + s.str() + ")");
-  return dim3(unsigned(tiles_n), unsigned(tiles_m));
+  if (std::string why = grid_error(s, block_m, block_n, who); !why.empty())
+    throw UnsupportedError(why);
+  return dim3(unsigned((s.n + block_n - 1) / block_n), unsigned((s.m + block_m - 1) / block_m));
 }
 
 // A HostProblem on the device, with an output buffer D.

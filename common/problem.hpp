@@ -38,6 +38,19 @@ struct Shape {
   std::string str() const;
 };
 
+// DeepGEMM's 18 dense test shapes (DeepSeek-V3 projections; M = 64, 128, 4096): the benchmark's
+// rows and the GPU tests' shapes.
+inline constexpr Shape kDeepGemmShapes[] = {
+    {64, 2112, 7168},   {64, 24576, 1536},   {64, 32768, 512},   {64, 7168, 16384},
+    {64, 4096, 7168},   {64, 7168, 2048},    {128, 2112, 7168},  {128, 24576, 1536},
+    {128, 32768, 512},  {128, 7168, 16384},  {128, 4096, 7168},  {128, 7168, 2048},
+    {4096, 2112, 7168}, {4096, 24576, 1536}, {4096, 32768, 512}, {4096, 7168, 16384},
+    {4096, 4096, 7168}, {4096, 7168, 2048},
+};
+// The shape a chapter binary runs without --m/--n/--k, and the seed without --seed.
+inline constexpr Shape kDefaultShape{4096, 4096, 7168};
+inline constexpr uint64_t kDefaultSeed = 2026;
+
 // Empty when the shape is legal; otherwise a sentence naming the broken constraint.
 //   M >= 1; N >= 8 and a multiple of 8 (rows of D are 16-byte aligned); K >= 128 and a multiple of
 //   128 (one A scale per 128 columns).
@@ -53,6 +66,9 @@ struct GemmArgs {
   const __nv_fp8_e4m3* b = nullptr;
   const float* sb = nullptr;
   __nv_bfloat16* d = nullptr;
+  // Optional: a kTraceSlots-long buffer of %globaltimer stamps (common/trace.hpp), for the kernels
+  // that record a timeline. nullptr records nothing.
+  uint64_t* trace = nullptr;
 };
 
 }  // namespace gemm

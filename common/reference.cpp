@@ -191,4 +191,11 @@ ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<u
   return r;
 }
 
+int64_t count_bit_differences(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y) {
+  if (x.size() != y.size()) throw Error("count_bit_differences: sizes differ");
+  int64_t differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) differ += x[i] != y[i];
+  return differ;
+}
+
 }  // namespace gemm

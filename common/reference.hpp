@@ -97,6 +97,13 @@ struct ReferenceCheck {
   int64_t nan_total = 0;        // NaN or Inf anywhere in D
   int64_t rows_checked = 0;
 };
+// Above this many multiply-adds, check_against_reference compares bands of rows rather than all
+// of M (the CPU reference in double runs at a few GMAC/s).
+inline constexpr double kCpuReferenceMacs = 4e9;
+
+// How many bf16 bit patterns of x and y differ (same size).
+int64_t count_bit_differences(const std::vector<uint16_t>& x, const std::vector<uint16_t>& y);
+
 ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<uint16_t>& d,
                                        const Tolerance& tol, double max_macs);
 

@@ -51,7 +51,4 @@ inline void expect_matches_reference(const ReferenceCheck& r, double max_rel_dif
   EXPECT_LE(r.on_bands.rel_diff, max_rel_diff) << context << ": " << r.on_bands.str();
 }
 
-// Above this many multiply-adds the CPU reference checks bands of rows (reference_row_bands).
-inline constexpr double kCpuReferenceMacs = 2e9;
-
 }  // namespace gemm::testing

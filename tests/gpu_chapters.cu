@@ -23,7 +23,7 @@ TEST_P(ChapterVsReference, MatchesCpuReference) {
   dev.poison();
   ch.launch(dev.args(), nullptr);
   const ReferenceCheck r =
-      check_against_reference(host, dev.download_d(), ch.tolerance(s), testing::kCpuReferenceMacs);
+      check_against_reference(host, dev.download_d(), ch.tolerance(s), kCpuReferenceMacs);
   testing::expect_matches_reference(
       r, ch.max_rel_diff, std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed));
 }
@@ -77,36 +77,14 @@ namespace {
 // From chapter 02 on: every chapter against chapter 00 (the GPU reference, all of D) and against
 // the CPU reference (bands of rows), on DeepGEMM's 18 shapes and ragged ones; and bit for bit
 // against its predecessor where the registry says the arithmetic is the same.
-const Shape kBenchmarkShapes[] = {{64, 2112, 7168},
-                                  {64, 24576, 1536},
-                                  {64, 32768, 512},
-                                  {64, 7168, 16384},
-                                  {64, 4096, 7168},
-                                  {64, 7168, 2048},
-                                  {128, 2112, 7168},
-                                  {128, 24576, 1536},
-                                  {128, 32768, 512},
-                                  {128, 7168, 16384},
-                                  {128, 4096, 7168},
-                                  {128, 7168, 2048},
-                                  {4096, 2112, 7168},
-                                  {4096, 24576, 1536},
-                                  {4096, 32768, 512},
-                                  {4096, 7168, 16384},
-                                  {4096, 4096, 7168},
-                                  {4096, 7168, 2048},
-                                  // ragged: M = 1, 100, 4097 and N = 2112 + 8
-                                  {1, 2120, 7168},
-                                  {100, 2120, 7168},
-                                  {4097, 2120, 7168}};
+// DeepGEMM's 18 shapes, then ragged ones: M = 1, 100, 4097 and N = 2112 + 8.
+std::vector<Shape> benchmark_and_ragged_shapes() {
+  std::vector<Shape> v(std::begin(kDeepGemmShapes), std::end(kDeepGemmShapes));
+  v.insert(v.end(), {{1, 2120, 7168}, {100, 2120, 7168}, {4097, 2120, 7168}});
+  return v;
+}
 
 class ChapterVsChapter00 : public ::testing::TestWithParam<std::tuple<int, Shape>> {};
-
-std::vector<uint16_t> run(const Chapter& ch, const DeviceProblem& dev) {
-  dev.poison();
-  ch.launch(dev.args(), nullptr);
-  return dev.download_d();
-}
 
 TEST_P(ChapterVsChapter00, AgreesWithReferencesAndPredecessor) {
   SKIP_WITHOUT_HOPPER();
@@ -116,21 +94,21 @@ TEST_P(ChapterVsChapter00, AgreesWithReferencesAndPredecessor) {
   const std::string context = std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed);
   const HostProblem host = make_problem(s, seed, ch.applies_scales ? Scales::Random : Scales::Unit);
   const DeviceProblem dev(host);
-  const std::vector<uint16_t> d = run(ch, dev);
+  const std::vector<uint16_t> d = run_and_download(ch, dev);
 
-  const std::vector<uint16_t> d00 = run(*find_chapter(0), dev);
+  const std::vector<uint16_t> d00 = run_and_download(*find_chapter(0), dev);
   const Comparison vs00 = compare_outputs(d, d00, Tolerance{INFINITY, 0, 0});
   EXPECT_EQ(vs00.unwritten, 0) << context;
   EXPECT_EQ(vs00.nan, 0) << context;
   EXPECT_LE(vs00.rel_diff, ch.max_rel_diff) << context << " vs chapter 00: " << vs00.str();
 
   testing::expect_matches_reference(
-      check_against_reference(host, d, ch.tolerance(s), testing::kCpuReferenceMacs),
+      check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs),
       ch.max_rel_diff, context + " vs CPU reference");
 
   if (ch.bitwise_equal_to_previous) {
     const Chapter& prev = *previous_gemm(ch);
-    const std::vector<uint16_t> dp = run(prev, dev);
+    const std::vector<uint16_t> dp = run_and_download(prev, dev);
     int64_t differ = 0, first = -1;
     for (size_t i = 0; i < d.size(); ++i)
       if (d[i] != dp[i] && differ++ == 0) first = int64_t(i);
@@ -148,7 +126,7 @@ std::vector<int> tensor_core_chapters() {
 
 INSTANTIATE_TEST_SUITE_P(All, ChapterVsChapter00,
                          ::testing::Combine(::testing::ValuesIn(tensor_core_chapters()),
-                                            ::testing::ValuesIn(kBenchmarkShapes)),
+                                            ::testing::ValuesIn(benchmark_and_ragged_shapes())),
                          [](const auto& info) {
                            return std::string(find_chapter(std::get<0>(info.param))->dir) + "_" +
                                   testing::shape_param_name(std::get<1>(info.param));

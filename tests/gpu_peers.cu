@@ -41,7 +41,7 @@ TEST_P(PeerVsReference, MatchesCpuReference) {
                         : peer == Peer::BlockScaled ? tensor_core_fp8_tolerance(s.k, 128)
                                                     : tensor_core_fp8_tolerance(s.k, s.k);
   const ReferenceCheck r =
-      check_against_reference(host, dev.download_d(), tol, testing::kCpuReferenceMacs);
+      check_against_reference(host, dev.download_d(), tol, kCpuReferenceMacs);
   testing::expect_matches_reference(
       r, kRelDiffTensorCore,
       std::string(peer_name(peer)) + " " + s.str() + " seed " + std::to_string(seed));

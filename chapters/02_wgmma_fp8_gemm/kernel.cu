@@ -11,6 +11,7 @@
 // sB; chapter 06 brings them in.
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
+#include "common/launch.hpp"
 #include "common/device.hpp"
 #include "common/ptx/wgmma.cuh"
 
@@ -20,7 +21,7 @@ constexpr int BLOCK_M = 128;  // two warpgroups of 64 rows
 constexpr int BLOCK_N = 128;  // one wgmma m64n128k32 per warpgroup and 32-wide K step
 constexpr int BLOCK_K = 128;  // one scale block: the unit every later chapter pipelines
 constexpr int WGMMA_K = 32;   // K per fp8 wgmma instruction (32 bytes = two core-matrix columns)
-constexpr int kNumThreads = 256;
+constexpr int kNumThreads = 2 * ptx::kWarpgroupSize;  // two warpgroups
 
 // Non-swizzled K-major core-matrix layout of a ROWS x BLOCK_K fp8 tile. A core matrix is 8 rows of
 // 16 bytes, stored as 128 contiguous bytes. Core matrices are ordered K-fastest:
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) 
 
   const auto [M, N, K] = args.shape;
   const int64_t m0 = int64_t(blockIdx.y) * BLOCK_M, n0 = int64_t(blockIdx.x) * BLOCK_N;
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = threadIdx.x / ptx::kWarpgroupSize;
 
   float acc[Wgmma::kAccumulators];
 #pragma unroll
@@ -98,7 +99,7 @@ __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) 
 
   // Epilogue: accumulator (thread, r) sits at accumulator_position(); r and r + 1 are neighbours
   // in a row, so each pair is one 4-byte bf16x2 store. N % 8 == 0 keeps pairs whole.
-  const int t = threadIdx.x % 128;
+  const int t = threadIdx.x % ptx::kWarpgroupSize;
 #pragma unroll
   for (int r = 0; r < Wgmma::kAccumulators; r += 2) {
     const ptx::RowCol p = ptx::accumulator_position(t, r);
@@ -110,10 +111,11 @@ __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) 
 }
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm::validate(args.shape);
+  // 16-byte loads of A and B, 4-byte bf16x2 stores of D; scales not read (unit scales).
+  gemm::check_arguments(args, {.who = "chapter 02", .align_a = 16, .align_b = 16, .align_d = 4,
+                               .block_m = BLOCK_M, .block_n = BLOCK_N});
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 02");
-  gemm_kernel<<<grid, kNumThreads, 0, stream>>>(args);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch("chapter 02", gemm_kernel, {grid, kNumThreads, 0, stream}, args);
 }
 
 }  // namespace ch02

@@ -10,6 +10,7 @@
 #include "chapters/03_tma_mbarrier/core_matrix_view.hpp"
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
+#include "common/launch.hpp"
 #include "common/device.hpp"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
@@ -21,7 +22,7 @@ constexpr int BLOCK_M = 128;  // two warpgroups of 64 rows
 constexpr int BLOCK_N = 128;  // one wgmma m64n128k32 per warpgroup and 32-wide K step
 constexpr int BLOCK_K = 128;
 constexpr int WGMMA_K = 32;
-constexpr int kNumThreads = 256;
+constexpr int kNumThreads = 2 * ptx::kWarpgroupSize;  // two warpgroups
 constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K, kTileBytesB = BLOCK_N * BLOCK_K;
 
 // The layout TMA produces (core_matrix_view.hpp): core matrices 128 bytes apart along M or N,
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(kNumThreads)
 
   const auto [M, N, K] = args.shape;
   const int64_t m0 = int64_t(blockIdx.y) * BLOCK_M, n0 = int64_t(blockIdx.x) * BLOCK_N;
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = threadIdx.x / ptx::kWarpgroupSize;
 
   if (threadIdx.x == 0) {
     ptx::prefetch_tensor_map(&tensor_map_a);
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(kNumThreads)
   }
 
   // Epilogue, unchanged from chapter 02.
-  const int t = threadIdx.x % 128;
+  const int t = threadIdx.x % ptx::kWarpgroupSize;
 #pragma unroll
   for (int r = 0; r < Wgmma::kAccumulators; r += 2) {
     const ptx::RowCol p = ptx::accumulator_position(t, r);
@@ -98,13 +99,15 @@ __global__ void __launch_bounds__(kNumThreads)
 }
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm::validate(args.shape);
+  // TMA loads of A and B (16-byte aligned global addresses), 4-byte bf16x2 stores of D; scales
+  // not read (unit scales).
+  gemm::check_arguments(args, {.who = "chapter 03", .align_a = 16, .align_b = 16, .align_d = 4,
+                               .block_m = BLOCK_M, .block_n = BLOCK_N});
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(core_matrix_view(M, K, BLOCK_M, BLOCK_K), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(core_matrix_view(N, K, BLOCK_N, BLOCK_K), args.b);
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 03");
-  gemm_kernel<<<grid, kNumThreads, 0, stream>>>(map_a, map_b, args);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch("chapter 03", gemm_kernel, {grid, kNumThreads, 0, stream}, map_a, map_b, args);
 }
 
 }  // namespace ch03

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "common/ptx/wgmma.cuh"  // shared_address
+#include "common/ptx/base.cuh"
 
 namespace ptx {
 

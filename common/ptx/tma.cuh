@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "common/ptx/wgmma.cuh"  // shared_address
+#include "common/ptx/base.cuh"
 
 namespace ptx {
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "common/ptx/base.cuh"
 #include "common/ptx/descriptor.hpp"
 #include "common/ptx/wgmma_fp8.cuh"
 
@@ -43,10 +44,6 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[R]) {
 // generic-proxy writes to shared memory before later async-proxy reads (wgmma, TMA store).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
 }  // namespace ptx

@@ -1,0 +1,51 @@
+// One way to launch a chapter's kernel: the shared-memory opt-in check, the one-time
+// cudaFuncSetAttribute, and cudaLaunchKernelEx. Chapters change the LaunchConfig they pass, never
+// this code: chapter 10's cluster launch sets cluster_size and nothing else.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "common/check.hpp"
+
+namespace gemm {
+
+struct LaunchConfig {
+  dim3 grid;
+  dim3 block;
+  uint32_t smem_bytes = 0;  // dynamic shared memory per CTA
+  cudaStream_t stream = nullptr;
+  unsigned cluster_size = 1;  // CTAs per cluster along grid x (thread block clusters, sm_90)
+};
+
+namespace detail {
+// Throws UnsupportedError (naming `who`) when the current device cannot give a CTA smem_bytes of
+// shared memory; otherwise raises the kernel's dynamic shared-memory limit once per kernel and
+// device. Safe when several host threads launch the same kernel for the first time together.
+void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who);
+}  // namespace detail
+
+template <class... Params, class... Args>
+void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg, Args&&... args) {
+  detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = cfg.grid;
+  config.blockDim = cfg.block;
+  config.dynamicSmemBytes = cfg.smem_bytes;
+  config.stream = cfg.stream;
+  cudaLaunchAttribute attributes[1];
+  config.attrs = attributes;
+  config.numAttrs = 0;
+  if (cfg.cluster_size > 1) {
+    attributes[0].id = cudaLaunchAttributeClusterDimension;
+    attributes[0].val.clusterDim.x = cfg.cluster_size;
+    attributes[0].val.clusterDim.y = 1;
+    attributes[0].val.clusterDim.z = 1;
+    config.numAttrs = 1;
+  }
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+}  // namespace gemm
