@@ -97,7 +97,7 @@ void draw_trace(const Chapter& ch, const DeviceProblem& dev, const std::string& 
 
 }  // namespace
 
-int run_chapter(int number, int argc, char** argv) {
+int run_chapter(int number, int argc, char** argv, DrawFn draw) {
   const Chapter* ch = find_chapter(number);
   if (!ch || !ch->launch) {
     std::fprintf(stderr, "chapter %02d is not a registered GEMM chapter\n", number);
@@ -114,6 +114,19 @@ int run_chapter(int number, int argc, char** argv) {
   if (opt.help) {
     std::printf("%s", cli_usage(argv[0], program + ": " + ch->idea).c_str());
     return 0;
+  }
+  if (!opt.draw.empty()) {
+    if (!draw) {
+      std::fprintf(stderr, "%s: draws no pictures (--draw)\n", program.c_str());
+      return 2;
+    }
+    try {
+      draw(opt.draw);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+      return 1;
+    }
+    if (!opt.check && !opt.timing && opt.trace.empty()) return 0;
   }
   if (std::string why = hopper_unavailable_reason(); !why.empty()) {
     std::printf("%s: cannot run: %s\n", program.c_str(), why.c_str());

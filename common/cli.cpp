@@ -10,7 +10,7 @@ namespace gemm {
 std::string cli_usage(const std::string& program, const std::string& about) {
   return about + "\n\nusage: " + program +
          " [--m M] [--n N] [--k K] [--iters I] [--seed S] [--no-check] [--no-timing]\n"
-         "       [--trace FILE]\n"
+         "       [--trace FILE] [--draw DIR]\n"
          "  --m, --n, --k  problem shape: D(MxN, bf16) = A(MxK, fp8) * B(NxK, fp8)^T\n"
          "                 M >= 1, N a multiple of 8, K a multiple of 128\n"
          "  --iters        timed runs, L2 flushed before each; the median is reported (30)\n"
@@ -18,7 +18,9 @@ std::string cli_usage(const std::string& program, const std::string& about) {
          "  --no-check     time only, skip the checks against the reference\n"
          "  --no-timing    check only, skip the timing (for compute-sanitizer)\n"
          "  --trace FILE   run once more recording %globaltimer stamps and draw the timeline of\n"
-         "                 the first CTAs as an SVG (chapters 05 and later)\n";
+         "                 the first CTAs as an SVG (chapters 05 and later)\n"
+         "  --draw DIR     write the chapter's layout pictures into DIR (no GPU needed); with\n"
+         "                 --no-check --no-timing, only that\n";
 }
 
 namespace {
@@ -48,6 +50,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_sha
       o.check = false;
     else if (arg == "--no-timing")
       o.timing = false;
+    else if (arg == "--draw")
+      o.draw = value();
     else if (arg == "--trace")
       o.trace = value();
     else if (arg == "--m")

@@ -5,6 +5,7 @@
 //   --no-check          skip the correctness checks (timing only)
 //   --no-timing         skip the timing (checks only; for compute-sanitizer)
 //   --trace FILE        draw the kernel's timeline as an SVG (chapters that record one)
+//   --draw DIR          write the chapter's layout pictures (chapters that draw some) into DIR
 //   --help
 #pragma once
 
@@ -23,6 +24,7 @@ struct CliOptions {
   bool timing = true;
   bool help = false;  // --help was given: the caller prints usage() and exits 0
   std::string trace;  // --trace FILE: where to draw the timeline; empty: no trace
+  std::string draw;   // --draw DIR: where to write the layout pictures; empty: none
 };
 
 std::string cli_usage(const std::string& program, const std::string& about);

@@ -29,16 +29,6 @@ constexpr int kNumThreads = 2 * ptx::kWarpgroupSize;  // two warpgroups
 constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K, kTileBytesB = BLOCK_N * BLOCK_K;
 static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
 
-// A rows x K fp8 matrix as TMA sees it: 2-D, K innermost; one box = box_rows full 128-byte rows.
-gemm::TensorMapSpec<2> swizzled_view(uint64_t rows, uint64_t k, uint32_t box_rows) {
-  gemm::TensorMapSpec<2> spec;
-  spec.dims = {k, rows};
-  spec.strides = {k};
-  spec.box = {BLOCK_K, box_rows};
-  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  return spec;
-}
-
 // Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
 // is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
 __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {

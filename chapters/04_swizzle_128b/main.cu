@@ -1,6 +1,5 @@
 // Chapter 04's binary: the chapter runner, plus --draw DIR for the swizzle picture.
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "chapters/04_swizzle_128b/swizzle.hpp"
@@ -34,15 +33,8 @@ void draw_swizzle(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && !std::strcmp(argv[1], "--draw")) {
-    try {
-      draw_swizzle(std::string(argv[2]) + "/swizzle_128b.svg");
-    } catch (const gemm::Error& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      return 1;
-    }
-    std::printf("wrote %s/swizzle_128b.svg\n", argv[2]);
-    return 0;
-  }
-  return gemm::run_chapter(4, argc, argv);
+  return gemm::run_chapter(4, argc, argv, [](const std::string& dir) {
+    draw_swizzle(dir + "/swizzle_128b.svg");
+    std::printf("wrote %s/swizzle_128b.svg\n", dir.c_str());
+  });
 }

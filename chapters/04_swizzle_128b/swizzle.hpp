@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "common/problem.hpp"  // GEMM_HOST_DEVICE
+#include "common/tensor_map.hpp"
 
 namespace ch04 {
 
@@ -34,5 +35,16 @@ GEMM_HOST_DEVICE constexpr uint32_t swizzled_offset(uint32_t row, uint32_t byte)
 // The descriptor for a K-major 128B-swizzled operand: rows of 128 bytes, eight-row groups 1024
 // bytes apart (SBO). LBO is unused in this mode (K never leaves the 128-byte row).
 constexpr uint32_t kStrideByteOffset = 8 * kSwizzleBytes;
+
+// A rows x K fp8 matrix as TMA sees it: 2-D, K innermost; one box = box_rows full 128-byte rows,
+// written with the 128-byte swizzle above.
+inline gemm::TensorMapSpec<2> swizzled_view(uint64_t rows, uint64_t k, uint32_t box_rows) {
+  gemm::TensorMapSpec<2> spec;
+  spec.dims = {k, rows};
+  spec.strides = {k};
+  spec.box = {kSwizzleBytes, box_rows};
+  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  return spec;
+}
 
 }  // namespace ch04

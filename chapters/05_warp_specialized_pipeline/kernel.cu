@@ -43,6 +43,7 @@ namespace ch05 {
 using ch04::kStrideByteOffset;
 using ch04::kSwizzleAtomBytes;
 using ch04::kSwizzleBytes;
+using ch04::swizzled_view;
 
 constexpr int BLOCK_M = 128;           // two math warpgroups of 64 rows
 constexpr int BLOCK_N = CH05_BLOCK_N;  // one wgmma m64n256k32 per warpgroup and 32-wide K step
@@ -69,16 +70,6 @@ constexpr uint32_t kSmemBytes = kNumStages * kStageBytes;
 static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
 static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
               "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
-
-// A rows x K fp8 matrix as TMA sees it: 2-D, K innermost; one box = box_rows full 128-byte rows.
-gemm::TensorMapSpec<2> swizzled_view(uint64_t rows, uint64_t k, uint32_t box_rows) {
-  gemm::TensorMapSpec<2> spec;
-  spec.dims = {k, rows};
-  spec.strides = {k};
-  spec.box = {BLOCK_K, box_rows};
-  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  return spec;
-}
 
 // Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
 // is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
