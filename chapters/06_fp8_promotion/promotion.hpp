@@ -1,0 +1,34 @@
+// Chapter 06's host-checkable arithmetic: where scale A comes from and which scale each
+// accumulator register takes. Plain C++ (tests/host_chapter06.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "common/problem.hpp"
+#include "common/ptx/descriptor.hpp"  // accumulator_position
+#include "common/tensor_map.hpp"
+
+namespace ch06 {
+
+// Scale A as TMA sees it: sA[kb * sa_ld + m] is a 2-D fp32 tensor, M innermost (the M-contiguous
+// layout of common/problem.hpp), one row of sa_ld floats per K block; sa_ld is a multiple of 4, so
+// the row stride is a multiple of 16 bytes as TMA requires. One box = the block_m scales of one
+// tile's rows for one K block. Rows past M arrive as zeros (and still count as bytes).
+inline gemm::TensorMapSpec<2> scale_a_view(const gemm::Shape& s, uint32_t block_m) {
+  gemm::TensorMapSpec<2> spec;
+  spec.type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  spec.element_bytes = 4;
+  spec.dims = {uint64_t(s.m), uint64_t(s.k_blocks())};
+  spec.strides = {uint64_t(s.sa_ld()) * 4};
+  spec.box = {block_m, 1};
+  return spec;
+}
+
+// A math thread's accumulators cover two rows of D (ptx::accumulator_position): register r lies
+// in the upper row when row_half(r) == 0 and eight rows further down when it is 1. So a thread
+// needs two A scales per K block, and picks one per register by a compile-time index.
+GEMM_HOST_DEVICE constexpr int row_half(int reg) {
+  return (reg / 2) % 2;
+}
+
+}  // namespace ch06
