@@ -16,6 +16,9 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 namespace ch05 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
+namespace ch06 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+}
 
 namespace gemm {
 
@@ -26,6 +29,10 @@ Tolerance fp32_cuda_cores(const Shape& s) {
 // Chapters 02-05 accumulate all of K inside the tensor core's fp32-ish accumulator.
 Tolerance tensor_cores_all_k(const Shape& s) {
   return tensor_core_fp8_tolerance(s.k, s.k);
+}
+// Chapter 06 on: the tensor core sums one 128-wide K block, fp32 on the CUDA cores across blocks.
+Tolerance promoted_every_block(const Shape& s) {
+  return tensor_core_fp8_tolerance(s.k, kScaleBlock);
 }
 }  // namespace
 
@@ -67,6 +74,14 @@ const std::vector<Chapter>& chapters() {
        .launch = ch05::gemm,
        .bitwise_equal_to_previous = true,
        .tolerance = tensor_cores_all_k,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
+      {.number = 6,
+       .dir = "06_fp8_promotion",
+       .idea = "fine-grained scales: scale A by TMA, scale B from global, fp32 promotion per K block",
+       .launch = ch06::gemm,
+       .applies_scales = true,
+       .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true},
   };

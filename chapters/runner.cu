@@ -37,6 +37,14 @@ bool check(const Chapter& ch, const HostProblem& host, const DeviceProblem& dev)
   bool ok = report(what.c_str(), ref.on_bands, ref.unwritten_total, ref.nan_total, ch.max_rel_diff);
   const Chapter* prev = previous_gemm(ch);
   if (!prev) return ok;
+  if (prev->applies_scales != ch.applies_scales) {
+    // The predecessor computes the unscaled product: compare the two on unit-scale inputs.
+    const DeviceProblem unit(make_problem(s, kDefaultSeed, Scales::Unit));
+    const Comparison c = compare_outputs(run_and_download(ch, unit), run_and_download(*prev, unit),
+                                         Tolerance{1.0, 0.0, INFINITY});
+    const std::string w = std::string("vs chapter ") + prev->dir + " (unit scales):";
+    return ok & report(w.c_str(), c, c.unwritten, c.nan, ch.max_rel_diff);
+  }
   const std::vector<uint16_t> d_prev = run_and_download(*prev, dev);
   // Each errs from the exact value by its own bound (checked above for this one): compare the
   // relative difference; where the arithmetic is the same, every bit must agree.
