@@ -1,7 +1,7 @@
 // The progression benchmark: every registered chapter and every cuBLASLt peer over DeepGEMM's 18
-// dense shapes (DeepSeek-V3 projections, M = 64, 128, 4096), timed as the anchors were measured
-// (common/timing.hpp). Google Benchmark reports and writes JSON; docs/progression.py turns the JSON
-// into docs/progression.md and a chart.
+// dense shapes (DeepSeek-V3 projections, M = 64, 128, 4096), timed the way DeepGEMM's own
+// benchmark times its kernels (common/timing.hpp). Google Benchmark reports and writes JSON;
+// docs/progression.py turns the JSON into docs/progression.md and a chart.
 //
 //   progression [--iters N] [--chapters 0,2,5] [Google Benchmark's flags]
 //   e.g. progression --benchmark_out=results.json --benchmark_filter=05_
@@ -23,7 +23,6 @@ namespace {
 
 using namespace gemm;
 
-
 // Benchmarks run in registration order, shape by shape, so one problem is resident at a time.
 struct Resident {
   Shape shape{};
@@ -37,7 +36,8 @@ const DeviceProblem& problem_for(const Shape& s) {
   if (!g_resident.problem || g_resident.shape.m != s.m || g_resident.shape.n != s.n ||
       g_resident.shape.k != s.k) {
     g_resident.problem.reset();
-    g_resident.problem = std::make_unique<DeviceProblem>(make_problem(s, kDefaultSeed, Scales::Random));
+    g_resident.problem =
+        std::make_unique<DeviceProblem>(make_problem(s, kDefaultSeed, Scales::Random));
     g_resident.shape = s;
   }
   return *g_resident.problem;

@@ -78,7 +78,8 @@ const std::vector<Chapter>& chapters() {
        .records_trace = true},
       {.number = 6,
        .dir = "06_fp8_promotion",
-       .idea = "fine-grained scales: scale A by TMA, scale B from global, fp32 promotion per K block",
+       .idea =
+           "fine-grained scales: scale A by TMA, scale B from global, fp32 promotion per K block",
        .launch = ch06::gemm,
        .applies_scales = true,
        .tolerance = promoted_every_block,

@@ -18,10 +18,10 @@ using LaunchFn = void (*)(const GemmArgs& args, cudaStream_t stream);
 
 struct Chapter {
   int number = -1;
-  const char* dir = "";          // directory under chapters/
-  const char* idea = "";         // the one new idea, a line
-  LaunchFn launch = nullptr;     // nullptr when the chapter is not a GEMM (chapter 01)
-  bool applies_scales = false;   // false: the unscaled product, run on unit-scale inputs
+  const char* dir = "";         // directory under chapters/
+  const char* idea = "";        // the one new idea, a line
+  LaunchFn launch = nullptr;    // nullptr when the chapter is not a GEMM (chapter 01)
+  bool applies_scales = false;  // false: the unscaled product, run on unit-scale inputs
   // Same arithmetic as the previous GEMM chapter (same instructions in the same order per output
   // element), so its D must be bit-for-bit identical: checked by the tests.
   bool bitwise_equal_to_previous = false;

@@ -5,7 +5,7 @@
 //
 //   CUDA_CHECK(cudaMalloc(&p, bytes));
 //   -> "cudaMalloc(&p, bytes) failed at common/device.cu:42: out of memory
-//   (cudaErrorMemoryAllocation)"
+//       (cudaErrorMemoryAllocation)"
 #pragma once
 
 #include <cublasLt.h>

@@ -7,6 +7,9 @@
 //   --trace FILE        draw the kernel's timeline as an SVG (chapters that record one)
 //   --draw DIR          write the chapter's layout pictures (chapters that draw some) into DIR
 //   --help
+// Any of them combine. A program that is not a GEMM (chapter 01: one wgmma of fixed size) takes
+// only --seed, --no-check, --draw and --help, and refuses the problem and timing flags with a
+// sentence saying why they do not apply.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +30,14 @@ struct CliOptions {
   std::string draw;   // --draw DIR: where to write the layout pictures; empty: none
 };
 
-std::string cli_usage(const std::string& program, const std::string& about);
-// Throws UnsupportedError naming the bad argument, or the broken shape constraint.
-CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_shape);
+// not_a_gemm: nullptr for a GEMM chapter. For a program that is not a GEMM, the reason the problem
+// and timing flags (--m --n --k --iters --no-timing --trace) do not apply to it, e.g. "chapter 01
+// runs one wgmma of fixed shape"; usage then lists only the flags that apply.
+std::string cli_usage(const std::string& program, const std::string& about,
+                      const char* not_a_gemm = nullptr);
+// Throws UnsupportedError naming the bad argument, a flag that does not apply (with not_a_gemm),
+// or the broken shape constraint.
+CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_shape,
+                     const char* not_a_gemm = nullptr);
 
 }  // namespace gemm

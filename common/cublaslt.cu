@@ -14,18 +14,6 @@ const char* peer_name(Peer p) {
   return "?";
 }
 
-const char* peer_description(Peer p) {
-  switch (p) {
-    case Peer::BlockScaled:
-      return "cuBLASLt fp8, 1x128 scales on A and 128x128 scales on B";
-    case Peer::PerTensor:
-      return "cuBLASLt fp8, one scale per tensor (the unscaled product)";
-    case Peer::Bf16:
-      return "cuBLASLt bf16 on the dequantised operands";
-  }
-  return "?";
-}
-
 namespace {
 
 // x (rows x k fp8) times its scale -> bf16. The scale of (row, kb) is

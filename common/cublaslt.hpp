@@ -23,8 +23,7 @@ namespace gemm {
 enum class Peer { BlockScaled, PerTensor, Bf16 };
 inline constexpr Peer kAllPeers[] = {Peer::BlockScaled, Peer::PerTensor, Peer::Bf16};
 
-const char* peer_name(Peer p);         // short, for tables: "cublasLt-blk", ...
-const char* peer_description(Peer p);  // one line
+const char* peer_name(Peer p);  // short, for tables: "cublasLt-blk", ...
 
 class CublasLtGemm {
  public:
@@ -38,7 +37,6 @@ class CublasLtGemm {
 
   // Writes D of the args given at construction.
   void run(cudaStream_t stream) const;
-  Peer peer() const { return peer_; }
 
  private:
   Peer peer_;

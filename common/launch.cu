@@ -21,8 +21,8 @@ void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
   static std::set<std::pair<const void*, int>> prepared;
   const std::lock_guard<std::mutex> lock(mutex);
   if (prepared.count({kernel, device})) return;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(smem_bytes)));
+  CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
   prepared.insert({kernel, device});
 }
 

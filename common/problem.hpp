@@ -3,9 +3,11 @@
 //   D[m][n] = sum_k (A[m][k] * sA[m][k/128]) * (B[n][k] * sB[n/128][k/128])
 //
 //   A  : M x K fp8 e4m3, row-major (K contiguous)
-//   sA : fp32, one per (row, 128-wide K block), M-major: sA[kb * sa_ld + m], sa_ld = M rounded up
-//   to 4 B  : N x K fp8 e4m3, row-major (K contiguous), i.e. the transpose of the math's B sB :
-//   fp32, one per 128 x 128 block, sB[nb * k_blocks + kb] D  : M x N bf16, row-major
+//   sA : fp32, one per (row, 128-wide K block), M-major: sA[kb * sa_ld + m],
+//        sa_ld = M rounded up to 4
+//   B  : N x K fp8 e4m3, row-major (K contiguous), i.e. the transpose of the math's B
+//   sB : fp32, one per 128 x 128 block, sB[nb * k_blocks + kb]
+//   D  : M x N bf16, row-major
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,12 +16,7 @@
 #include <cstdint>
 #include <string>
 
-// Functions both the host and the kernels call.
-#ifdef __CUDACC__
-#define GEMM_HOST_DEVICE __host__ __device__
-#else
-#define GEMM_HOST_DEVICE
-#endif
+#include "common/host_device.hpp"
 
 namespace gemm {
 

@@ -56,6 +56,15 @@ uint16_t float_to_bf16_bits(float x) {
   return uint16_t(u >> 16);
 }
 
+namespace {
+
+// 1 - 2<x,y> / (<x,x> + <y,y>) from the three sums; 0 for two zero vectors.
+double rel_diff_of_sums(double xy, double xx, double yy) {
+  return xx + yy == 0.0 ? 0.0 : 1.0 - 2.0 * xy / (xx + yy);
+}
+
+}  // namespace
+
 double rel_diff(const std::vector<double>& x, const std::vector<double>& y) {
   double xy = 0, xx = 0, yy = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -63,7 +72,7 @@ double rel_diff(const std::vector<double>& x, const std::vector<double>& y) {
     xx += x[i] * x[i];
     yy += y[i] * y[i];
   }
-  return xx + yy == 0.0 ? 0.0 : 1.0 - 2.0 * xy / (xx + yy);
+  return rel_diff_of_sums(xy, xx, yy);
 }
 
 namespace {
@@ -95,7 +104,7 @@ Comparison compare(int64_t count, const uint16_t* bits, Got got, Want want, Boun
     const double ratio = b > 0 ? err / b : (err > 0 ? INFINITY : 0.0);
     if (ratio > worst) worst = ratio, c.worst_index = i;
   }
-  c.rel_diff = xx + yy == 0.0 ? 0.0 : 1.0 - 2.0 * xy / (xx + yy);
+  c.rel_diff = rel_diff_of_sums(xy, xx, yy);
   return c;
 }
 

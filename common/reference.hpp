@@ -43,7 +43,6 @@ struct Comparison {
   double max_abs_ref = 0.0;
   int64_t worst_index = -1;  // row-major index of the largest error relative to its bound
 
-  bool all_written_and_finite() const { return unwritten == 0 && nan == 0; }
   std::string str() const;
 };
 

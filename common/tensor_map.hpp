@@ -24,15 +24,6 @@ struct TensorMapSpec {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
 };
 
-// Where TMA writes box element `coord` (innermost first) in shared memory, in bytes from the
-// destination, when there is no swizzle: the box is stored densely, innermost dimension fastest.
-template <int Rank>
-uint64_t box_offset(const TensorMapSpec<Rank>& spec, const std::array<uint32_t, Rank>& coord) {
-  uint64_t offset = 0;
-  for (int i = Rank - 1; i >= 0; --i) offset = offset * spec.box[i] + coord[i];
-  return offset * spec.element_bytes;
-}
-
 // Empty when cuTensorMapEncodeTiled's documented constraints hold for spec (and base is 16-byte
 // aligned); otherwise a sentence naming the first one broken. Pure arithmetic: tested on the host.
 template <int Rank>

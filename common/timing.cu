@@ -54,8 +54,6 @@ Timing time_launch(const std::function<void(cudaStream_t)>& launch, const L2Flus
   std::sort(ms.begin(), ms.end());
   Timing t;
   t.runs = runs;
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
   t.median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
   return t;
 }

@@ -1,6 +1,7 @@
-// Timing a GPU launch the way the anchors were measured: before every timed run a large memset
-// flushes L2 (and gives the GPU the same pause between runs that DeepGEMM's benchmark does);
-// CUDA events around the launch only; the median of many runs after warm-up.
+// Timing a GPU launch the way DeepGEMM's own benchmark times its kernels (bench_kineto in
+// deep_gemm/testing/bench.py), so that the numbers compare with DeepGEMM's published ones: before
+// every timed run an 8 GB memset flushes L2 (and gives the GPU the same pause between runs); CUDA
+// events around the launch only; the median of many runs after warm-up.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,7 +15,7 @@ namespace gemm {
 
 class L2Flusher {
  public:
-  // 8 GB as in the anchors' method, or a quarter of the free memory if that is less.
+  // 8 GB as DeepGEMM's benchmark uses, or a quarter of the free memory if that is less.
   explicit L2Flusher(size_t bytes = size_t(8) << 30);
   void flush(cudaStream_t stream) const;
   size_t bytes() const { return buffer_.size(); }
@@ -32,8 +33,8 @@ struct TimingOptions {
 };
 
 struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  int runs = 0;
+  double median_ms = 0;
+  int runs = 0;  // how many timed runs the median is of (fewer than asked for a slow kernel)
 };
 
 // launch(stream) must enqueue exactly the work to time on that stream and check its launch.

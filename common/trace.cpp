@@ -37,8 +37,9 @@ void trace_svg(const std::vector<uint64_t>& stamps, const std::string& title,
       for (int e = 0; e < kTraceEvents && !any; ++e)
         for (int s = 0; s < kTraceSteps && !any; ++s) any = stamps[trace_slot(cta, e, lane, s)];
       if (!any) continue;
-      std::snprintf(buf, sizeof buf, "CTA %d %s", cta,
-                    lane == kTraceLanes - 1 ? "producer" : ("math wg " + std::to_string(lane)).c_str());
+      std::snprintf(
+          buf, sizeof buf, "CTA %d %s", cta,
+          lane == kTraceLanes - 1 ? "producer" : ("math wg " + std::to_string(lane)).c_str());
       svg.text(10, y + row_h * 0.7, 10, buf);
       for (int s = 0; s < kTraceSteps; ++s) {
         if (uint64_t t = stamps[trace_slot(cta, kTraceTmaIssued, lane, s)])

@@ -17,25 +17,25 @@
 namespace gemm {
 
 enum TraceEvent : int {
-  kTraceTmaIssued,     // producer: the TMA loads of a stage were issued
-  kTraceFullDone,      // math warpgroup: its wait on the stage's full barrier returned
-  kTraceMathDone,      // math warpgroup: its wgmma group for the stage completed (wait returned)
-  kTraceEpilogueBegin, // math warpgroup: the epilogue of a tile began
-  kTraceEpilogueEnd,   // math warpgroup: the epilogue of a tile ended
+  kTraceTmaIssued,      // producer: the TMA loads of a stage were issued
+  kTraceFullDone,       // math warpgroup: its wait on the stage's full barrier returned
+  kTraceMathDone,       // math warpgroup: its wgmma group for the stage completed (wait returned)
+  kTraceEpilogueBegin,  // math warpgroup: the epilogue of a tile began
+  kTraceEpilogueEnd,    // math warpgroup: the epilogue of a tile ended
   kTraceEvents
 };
 inline constexpr int kTraceCtas = 2;
 inline constexpr int kTraceLanes = 4;  // up to three math warpgroups and the producer
 inline constexpr int kTraceSteps = 4096;
-inline constexpr int64_t kTraceSlots = int64_t(kTraceCtas) * kTraceEvents * kTraceLanes * kTraceSteps;
+inline constexpr int64_t kTraceSlots =
+    int64_t(kTraceCtas) * kTraceEvents * kTraceLanes * kTraceSteps;
 
 inline constexpr int64_t trace_slot(int cta, int event, int lane, int step) {
   return ((int64_t(cta) * kTraceEvents + event) * kTraceLanes + lane) * kTraceSteps + step;
 }
 
 #ifdef __CUDACC__
-__device__ __forceinline__ void trace_stamp(uint64_t* trace, TraceEvent event, int lane,
-                                            int step) {
+__device__ __forceinline__ void trace_stamp(uint64_t* trace, TraceEvent event, int lane, int step) {
   if (trace == nullptr) return;
   const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   if (cta >= unsigned(kTraceCtas) || step >= kTraceSteps) return;

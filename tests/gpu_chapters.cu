@@ -8,6 +8,33 @@
 namespace gemm {
 namespace {
 
+// One chapter run on fresh inputs for one shape (D poisoned first): what every test here starts
+// from. `context` names the chapter, the shape and the seed for the failure messages.
+struct ChapterRun {
+  ChapterRun(int number, const Shape& s)
+      : ch(*find_chapter(number)),
+        seed(testing::test_seed()),
+        context(std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed)),
+        host(make_problem(s, seed, ch.applies_scales ? Scales::Random : Scales::Unit)),
+        dev(host),
+        d(run_and_download(ch, dev)) {}
+
+  const Chapter& ch;
+  const uint64_t seed;
+  const std::string context;
+  const HostProblem host;
+  const DeviceProblem dev;
+  const std::vector<uint16_t> d;
+};
+
+// The registered GEMM chapters numbered `first` or more.
+std::vector<int> gemm_chapters(int first = 0) {
+  std::vector<int> v;
+  for (const Chapter& c : chapters())
+    if (c.launch && c.number >= first) v.push_back(c.number);
+  return v;
+}
+
 const Shape kShapes[] = {{1, 2112, 7168}, {100, 264, 512},  {257, 136, 1024},
                          {128, 256, 384}, {64, 7168, 2048}, {300, 1032, 1536}};
 
@@ -16,23 +43,10 @@ class ChapterVsReference : public ::testing::TestWithParam<std::tuple<int, Shape
 TEST_P(ChapterVsReference, MatchesCpuReference) {
   SKIP_WITHOUT_HOPPER();
   const auto [number, s] = GetParam();
-  const Chapter& ch = *find_chapter(number);
-  const uint64_t seed = testing::test_seed();
-  const HostProblem host = make_problem(s, seed, ch.applies_scales ? Scales::Random : Scales::Unit);
-  const DeviceProblem dev(host);
-  dev.poison();
-  ch.launch(dev.args(), nullptr);
-  const ReferenceCheck r =
-      check_against_reference(host, dev.download_d(), ch.tolerance(s), kCpuReferenceMacs);
+  const ChapterRun run(number, s);
   testing::expect_matches_reference(
-      r, ch.max_rel_diff, std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed));
-}
-
-std::vector<int> gemm_chapters() {
-  std::vector<int> v;
-  for (const Chapter& c : chapters())
-    if (c.launch) v.push_back(c.number);
-  return v;
+      check_against_reference(run.host, run.d, run.ch.tolerance(s), kCpuReferenceMacs),
+      run.ch.max_rel_diff, run.context);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ChapterVsReference,
@@ -68,12 +82,6 @@ INSTANTIATE_TEST_SUITE_P(All, ChapterRejects, ::testing::ValuesIn(gemm_chapters(
                            return std::string(find_chapter(info.param)->dir);
                          });
 
-}  // namespace
-}  // namespace gemm
-
-namespace gemm {
-namespace {
-
 // From chapter 02 on: every chapter against chapter 00 (the GPU reference, all of D) and against
 // the CPU reference (bands of rows), on DeepGEMM's 18 shapes and ragged ones; and bit for bit
 // against its predecessor where the registry says the arithmetic is the same.
@@ -89,12 +97,8 @@ class ChapterVsChapter00 : public ::testing::TestWithParam<std::tuple<int, Shape
 TEST_P(ChapterVsChapter00, AgreesWithReferencesAndPredecessor) {
   SKIP_WITHOUT_HOPPER();
   const auto [number, s] = GetParam();
-  const Chapter& ch = *find_chapter(number);
-  const uint64_t seed = testing::test_seed();
-  const std::string context = std::string(ch.dir) + " " + s.str() + " seed " + std::to_string(seed);
-  const HostProblem host = make_problem(s, seed, ch.applies_scales ? Scales::Random : Scales::Unit);
-  const DeviceProblem dev(host);
-  const std::vector<uint16_t> d = run_and_download(ch, dev);
+  const ChapterRun run(number, s);
+  const auto& [ch, seed, context, host, dev, d] = run;
 
   const std::vector<uint16_t> d00 = run_and_download(*find_chapter(0), dev);
   const Comparison vs00 = compare_outputs(d, d00, Tolerance{INFINITY, 0, 0});
@@ -103,8 +107,8 @@ TEST_P(ChapterVsChapter00, AgreesWithReferencesAndPredecessor) {
   EXPECT_LE(vs00.rel_diff, ch.max_rel_diff) << context << " vs chapter 00: " << vs00.str();
 
   testing::expect_matches_reference(
-      check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs),
-      ch.max_rel_diff, context + " vs CPU reference");
+      check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs), ch.max_rel_diff,
+      context + " vs CPU reference");
 
   if (ch.bitwise_equal_to_previous) {
     const Chapter& prev = *previous_gemm(ch);
@@ -117,15 +121,8 @@ TEST_P(ChapterVsChapter00, AgreesWithReferencesAndPredecessor) {
   }
 }
 
-std::vector<int> tensor_core_chapters() {
-  std::vector<int> v;
-  for (const Chapter& c : chapters())
-    if (c.launch && c.number >= 2) v.push_back(c.number);
-  return v;
-}
-
 INSTANTIATE_TEST_SUITE_P(All, ChapterVsChapter00,
-                         ::testing::Combine(::testing::ValuesIn(tensor_core_chapters()),
+                         ::testing::Combine(::testing::ValuesIn(gemm_chapters(2)),
                                             ::testing::ValuesIn(benchmark_and_ragged_shapes())),
                          [](const auto& info) {
                            return std::string(find_chapter(std::get<0>(info.param))->dir) + "_" +

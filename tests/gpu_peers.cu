@@ -40,8 +40,7 @@ TEST_P(PeerVsReference, MatchesCpuReference) {
   const Tolerance tol = peer == Peer::Bf16          ? bf16_inputs_tolerance(s.k)
                         : peer == Peer::BlockScaled ? tensor_core_fp8_tolerance(s.k, 128)
                                                     : tensor_core_fp8_tolerance(s.k, s.k);
-  const ReferenceCheck r =
-      check_against_reference(host, dev.download_d(), tol, kCpuReferenceMacs);
+  const ReferenceCheck r = check_against_reference(host, dev.download_d(), tol, kCpuReferenceMacs);
   testing::expect_matches_reference(
       r, kRelDiffTensorCore,
       std::string(peer_name(peer)) + " " + s.str() + " seed " + std::to_string(seed));

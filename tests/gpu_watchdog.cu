@@ -22,7 +22,7 @@ __global__ void wait_for_a_phase_that_never_completes() {
 // The child's whole life: launch, collect the trap, exit 3 if the launch failed.
 [[noreturn]] void launch_stuck_kernel_and_exit() {
   dup2(2, 1);  // device printf goes to stdout; the death test reads stderr
-  wait_for_a_phase_that_never_completes<<<1, 32>>>();
+  wait_for_a_phase_that_never_completes<<<1, ptx::kWarpSize>>>();
   const cudaError_t e = cudaDeviceSynchronize();
   std::fprintf(stderr, "cudaDeviceSynchronize: %s\n", cudaGetErrorName(e));
   std::fflush(stdout);

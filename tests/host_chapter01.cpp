@@ -81,7 +81,7 @@ TEST(Chapter01Fragment, HandCheckedPositions) {
 TEST(Chapter01Fragment, BijectionOntoTheTileForEveryN) {
   for (int n : {8, 16, 32, 64, 128, 256}) {
     std::vector<int> hits(64 * n, 0);
-    for (int t = 0; t < ch01::kWarpgroupThreads; ++t)
+    for (int t = 0; t < ptx::kWarpgroupSize; ++t)
       for (int r = 0; r < n / 2; ++r) {
         const ptx::RowCol p = ptx::accumulator_position(t, r);
         ASSERT_TRUE(p.row >= 0 && p.row < 64 && p.col >= 0 && p.col < n)
@@ -180,8 +180,9 @@ TEST(Chapter01Layout, LboAndSboAreTheCoreMatrixStrides) {
 }
 
 // The README's prediction for the "swap LBO and SBO in the A descriptor" experiment: the tensor
-// core then reads element (m, k) from k_major_offset(m, k, 256, 128), which holds the element
-// A[8 (i / 2 + h) + m % 8][8 (i % 2) + k % 8] written there, for i = m / 8 and h = k / 8.
+// core then reads element (m, k) from ptx::no_swizzle_k_major_offset(m, 2 k, 256, 128), which
+// holds the element A[8 (i / 2 + h) + m % 8][8 (i % 2) + k % 8] written there, for i = m / 8 and
+// h = k / 8.
 TEST(Chapter01Layout, SwappedStridesReadThePredictedElements) {
   std::vector<int> stored_at(ch01::kABytes / 2, -1);  // 2-byte slot -> m * 16 + k written there
   for (int m = 0; m < ch01::kM; ++m)
@@ -189,8 +190,8 @@ TEST(Chapter01Layout, SwappedStridesReadThePredictedElements) {
   std::set<int> read;
   for (int m = 0; m < ch01::kM; ++m)
     for (int k = 0; k < ch01::kK; ++k) {
-      const uint32_t byte =
-          ch01::k_major_offset(m, k, ch01::kStrideByteOffset, ch01::kLeadingByteOffset);
+      const uint32_t byte = ptx::no_swizzle_k_major_offset(
+          m, k * ch01::kElementBytes, ch01::kStrideByteOffset, ch01::kLeadingByteOffset);
       ASSERT_LT(byte, ch01::kABytes);  // still inside A: 128 * (7 + 2) + 127 < 2048
       const int i = m / 8, h = k / 8;
       const int want_m = 8 * (i / 2 + h) + m % 8, want_k = 8 * (i % 2) + k % 8;

@@ -26,7 +26,7 @@ TEST(Chapter03, TmaBoxLandsWhereTheDescriptorReads) {
     std::set<uint64_t> seen;
     for (uint32_t row = 0; row < rows; ++row)
       for (uint32_t k = 0; k < 128; ++k) {
-        const uint64_t tma = gemm::box_offset<3>(spec, {k % 16, row, k / 16});
+        const uint64_t tma = ch03::box_offset<3>(spec, {k % 16, row, k / 16});
         const uint32_t wgmma = ptx::no_swizzle_k_major_offset(
             int(row), int(k), ch03::leading_byte_offset(rows), ch03::kStrideByteOffset);
         ASSERT_EQ(tma, wgmma) << "rows " << rows << " row " << row << " k " << k;
@@ -42,7 +42,7 @@ TEST(Chapter03, CoreMatrixIs128ContiguousBytes) {
   std::set<uint64_t> bytes;
   for (uint32_t row = 8; row < 16; ++row)
     for (uint32_t k = 16; k < 32; ++k)
-      bytes.insert(gemm::box_offset<3>(spec, {k % 16, row, k / 16}));
+      bytes.insert(ch03::box_offset<3>(spec, {k % 16, row, k / 16}));
   EXPECT_EQ(*bytes.rbegin() - *bytes.begin(), 127u);
 }
 

@@ -9,10 +9,13 @@ namespace {
 
 // The 128B swizzle pattern as the PTX ISA draws it (section "Shared Memory Matrix Layout",
 // 128-Byte swizzling): row r of each 1024-byte atom stores 16-byte chunk c at position kIsa[r][c].
-constexpr int kIsa[8][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6},
-                            {2, 3, 0, 1, 6, 7, 4, 5}, {3, 2, 1, 0, 7, 6, 5, 4},
-                            {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2},
-                            {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}};
+// clang-format off: one row of the table per line, as the ISA draws it
+constexpr int kIsa[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5},
+    {3, 2, 1, 0, 7, 6, 5, 4}, {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2},
+    {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0},
+};
+// clang-format on
 
 TEST(Chapter04, MatchesThePtxIsaTable) {
   for (uint32_t row = 0; row < 8; ++row)

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <vector>
 
 #include "common/check.hpp"
 #include "common/cli.hpp"
@@ -240,7 +242,6 @@ TEST(Comparison, CountsPoisonNaNAndOverBound) {
   EXPECT_EQ(c.over_bound, 1);
   EXPECT_EQ(c.worst_index, 7);
   EXPECT_NEAR(c.max_abs_err, 0x1.0p-5, 1e-12);
-  EXPECT_FALSE(c.all_written_and_finite());
 }
 
 TEST(Comparison, ToleranceFormulas) {
@@ -295,6 +296,51 @@ TEST(Cli, ErrorsNameTheProblem) {
   EXPECT_NE(message({"p", "--m"}).find("--m needs a value"), std::string::npos);
   EXPECT_NE(message({"p", "--k", "100"}).find("K must be a positive multiple of 128"),
             std::string::npos);
+}
+
+TEST(Cli, EveryFlagCombinesAndShowsInTheUsage) {
+  const char* all[] = {"prog",        "--m",     "64",    "--n",    "2112", "--k",
+                       "7168",        "--iters", "3",     "--seed", "5",    "--no-check",
+                       "--no-timing", "--trace", "t.svg", "--draw", "pics"};
+  const CliOptions o = parse_cli(int(std::size(all)), all, kDefaultShape);
+  EXPECT_EQ(o.shape.n, 2112);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.seed, 5u);
+  EXPECT_FALSE(o.check);
+  EXPECT_FALSE(o.timing);
+  EXPECT_EQ(o.trace, "t.svg");
+  EXPECT_EQ(o.draw, "pics");
+  const std::string usage = cli_usage("prog", "about");
+  for (const char* flag : {"--m", "--n", "--k", "--iters", "--seed", "--no-check", "--no-timing",
+                           "--trace", "--draw", "--help"})
+    EXPECT_NE(usage.find(std::string("[") + flag), std::string::npos) << flag;
+}
+
+// A program that is not a GEMM (chapter 01) takes --seed, --no-check, --draw and --help, refuses
+// the problem and timing flags with its reason, and lists only what it takes.
+TEST(Cli, NotAGemmRefusesTheGemmFlagsWithItsReason) {
+  const char* reason = "it runs one wgmma of fixed shape";
+  const char* ok[] = {"prog", "--draw", "pics", "--seed", "7", "--no-check"};
+  const CliOptions o = parse_cli(int(std::size(ok)), ok, kDefaultShape, reason);
+  EXPECT_EQ(o.draw, "pics");
+  EXPECT_EQ(o.seed, 7u);
+  EXPECT_FALSE(o.check);
+  for (const char* flag : {"--m", "--n", "--k", "--iters", "--no-timing", "--trace"}) {
+    const bool takes_value = std::string(flag) != "--no-timing";
+    std::vector<const char*> argv = {"prog", flag};
+    if (takes_value) argv.push_back("1");
+    try {
+      parse_cli(int(argv.size()), argv.data(), kDefaultShape, reason);
+      ADD_FAILURE() << flag << " was accepted";
+    } catch (const UnsupportedError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string(flag) + " does not apply: " + reason);
+    }
+  }
+  const std::string usage = cli_usage("prog", "about", reason);
+  for (const char* flag : {"[--seed", "[--no-check", "[--draw", "[--help", reason})
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  for (const char* flag : {"--m ", "--iters", "--no-timing", "--trace"})
+    EXPECT_EQ(usage.find(flag), std::string::npos) << flag;
 }
 
 TEST(Errors, CudaCheckNamesCallFileAndText) {

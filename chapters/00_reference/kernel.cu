@@ -5,18 +5,20 @@
 // is the kernel every later chapter is checked against on shapes too large for the CPU.
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
-#include "common/launch.hpp"
 #include "common/device.hpp"
+#include "common/launch.hpp"
 #include "common/problem.hpp"
+#include "common/ptx/base.cuh"  // kWarpSize
 
 namespace ch00 {
 
 using gemm::kScaleBlock;
 
-constexpr int BLOCK_N = 32;  // threadIdx.x walks N: one warp covers 32 columns of one row
-constexpr int BLOCK_M = 8;   // threadIdx.y walks M
+constexpr int BLOCK_N = ptx::kWarpSize;  // threadIdx.x walks N: one warp covers 32 columns of a row
+constexpr int BLOCK_M = 8;               // threadIdx.y walks M
+constexpr int kNumThreads = BLOCK_N * BLOCK_M;
 
-__global__ void __launch_bounds__(BLOCK_N * BLOCK_M) reference_gemm_kernel(gemm::GemmArgs args) {
+__global__ void __launch_bounds__(kNumThreads) reference_gemm_kernel(gemm::GemmArgs args) {
   const int m = blockIdx.y * BLOCK_M + threadIdx.y;
   const int n = blockIdx.x * BLOCK_N + threadIdx.x;
   const auto [M, N, K] = args.shape;
@@ -48,8 +50,14 @@ __global__ void __launch_bounds__(BLOCK_N * BLOCK_M) reference_gemm_kernel(gemm:
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   // 16-byte loads of A and B, one float per scale, one bf16 store per thread.
-  gemm::check_arguments(args, {.who = "chapter 00", .align_a = 16, .align_b = 16, .align_sa = 4,
-                               .align_sb = 4, .align_d = 2, .block_m = BLOCK_M, .block_n = BLOCK_N});
+  gemm::check_arguments(args, {.who = "chapter 00",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_sa = 4,
+                               .align_sb = 4,
+                               .align_d = 2,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
   const dim3 block(BLOCK_N, BLOCK_M);
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 00");
   gemm::launch("chapter 00", reference_gemm_kernel, {grid, block, 0, stream}, args);

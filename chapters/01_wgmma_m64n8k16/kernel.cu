@@ -33,7 +33,7 @@ struct SharedStorage {
 
 // a: A, 64 x 16 row-major. b: B in global memory as kBLayout says. d: D, 64 x 8 row-major.
 template <BLayout kBLayout>
-__global__ void __launch_bounds__(kWarpgroupThreads, 1)
+__global__ void __launch_bounds__(kNumThreads, 1)
     wgmma_m64n8k16_kernel(const uint16_t* __restrict__ a, const uint16_t* __restrict__ b,
                           float* __restrict__ d) {
   __shared__ SharedStorage smem;
@@ -41,11 +41,11 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
 
   // 1. Ordinary loads and stores put A and B into the core-matrix layout. The tensor core does not
   //    read row-major tiles: it reads 8 x 16-byte core matrices, which layout.hpp places.
-  for (int i = thread; i < kM * kK; i += kWarpgroupThreads) {
+  for (int i = thread; i < kM * kK; i += kNumThreads) {
     const int m = i / kK, k = i % kK;
     smem.a[a_offset(m, k) / kElementBytes] = a[i];
   }
-  for (int i = thread; i < kK * kN; i += kWarpgroupThreads) {
+  for (int i = thread; i < kK * kN; i += kNumThreads) {
     const int k = i / kN, n = i % kN;
     smem.b[b_offset(k, n, kBLayout) / kElementBytes] = b[b_global_index(k, n, kBLayout)];
   }
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
   ptx::wgmma_wait<0>();
   ptx::fence_accumulators(acc);
 
-  // 5. Register r of this thread holds D at accumulator_position(thread, r) (PTX ISA 9.7.15.5.2,
+  // 5. Register r of this thread holds D at accumulator_position(thread, r) (PTX ISA 9.7.15.5.1.1,
   //    "Register Fragments"): warp w owns rows 16w..16w+15, each quad of lanes a row pair.
 #pragma unroll
   for (int r = 0; r < kAccumulatorsPerThread; ++r) {
@@ -124,9 +124,9 @@ std::vector<float> run_wgmma_m64n8k16(const std::vector<uint16_t>& a_bf16_bits,
   // All-ones bytes are a NaN: an element the kernel never writes cannot pass the check.
   CUDA_CHECK(cudaMemset(d.get(), 0xFF, d.bytes()));
   if (b_layout == BLayout::KMajor)
-    wgmma_m64n8k16_kernel<BLayout::KMajor><<<1, kWarpgroupThreads>>>(a.get(), b.get(), d.get());
+    wgmma_m64n8k16_kernel<BLayout::KMajor><<<1, kNumThreads>>>(a.get(), b.get(), d.get());
   else
-    wgmma_m64n8k16_kernel<BLayout::NMajor><<<1, kWarpgroupThreads>>>(a.get(), b.get(), d.get());
+    wgmma_m64n8k16_kernel<BLayout::NMajor><<<1, kNumThreads>>>(a.get(), b.get(), d.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
   return d.download();

@@ -1,6 +1,8 @@
 // Where chapter 01 puts each element of A and B in shared memory, and the two numbers (LBO, SBO)
 // that tell the tensor core the same thing. Plain integer arithmetic: the kernel, the host tests
-// and the pictures all call these functions, so they cannot disagree.
+// and the pictures all call these functions, so they cannot disagree. The core-matrix arithmetic
+// itself is ptx::no_swizzle_k_major_offset and ptx::no_swizzle_mn_major_offset
+// (common/ptx/descriptor.hpp), which chapters 02 and 03 use too.
 //
 // The unit of every non-swizzled wgmma operand is the core matrix: 8 rows of 16 bytes, stored
 // contiguously (128 bytes). For bf16 a 16-byte row holds 8 elements. PTX ISA 9.7.15.5.1.2,
@@ -27,22 +29,22 @@
 
 #include <cstdint>
 
-#include "common/problem.hpp"  // GEMM_HOST_DEVICE
+#include "common/host_device.hpp"
+#include "common/ptx/base.cuh"        // kWarpgroupSize
+#include "common/ptx/descriptor.hpp"  // the no-swizzle core-matrix offsets
 
 namespace ch01 {
+
+using ptx::kCoreMatrixBytes;  // 8 rows x 16 bytes
 
 // The instruction's shape: D (64 x 8, fp32) = A (64 x 16, bf16) * B (16 x 8, bf16).
 inline constexpr int kM = 64;
 inline constexpr int kN = 8;
 inline constexpr int kK = 16;
-inline constexpr int kWarpgroupThreads = 128;
-inline constexpr int kAccumulatorsPerThread = kM * kN / kWarpgroupThreads;  // 4
+inline constexpr int kNumThreads = ptx::kWarpgroupSize;  // one warpgroup is the whole block
+inline constexpr int kAccumulatorsPerThread = kM * kN / kNumThreads;  // 4
 
 inline constexpr uint32_t kElementBytes = 2;  // bf16
-inline constexpr uint32_t kCoreMatrixRows = 8;
-inline constexpr uint32_t kCoreMatrixRowBytes = 16;
-inline constexpr uint32_t kCoreMatrixBytes = kCoreMatrixRows * kCoreMatrixRowBytes;   // 128
-inline constexpr uint32_t kElementsPerCoreRow = kCoreMatrixRowBytes / kElementBytes;  // 8
 
 inline constexpr uint32_t kLeadingByteOffset = kCoreMatrixBytes;     // LBO = 128: next 8 of K
 inline constexpr uint32_t kStrideByteOffset = 2 * kCoreMatrixBytes;  // SBO = 256: next 8 of M/N
@@ -57,31 +59,22 @@ enum class BLayout {
   NMajor,  // K x N row-major: 8 n of one k contiguous; imm-trans-b = 1
 };
 
-// Byte offset of element (mn, k) of a K-major operand: mn picks the row of a core matrix, k the
-// 2-byte column inside its 16-byte row.
-GEMM_HOST_DEVICE constexpr uint32_t k_major_offset(int mn, int k, uint32_t lbo, uint32_t sbo) {
-  return uint32_t(mn) / kCoreMatrixRows * sbo + uint32_t(k) / kElementsPerCoreRow * lbo +
-         uint32_t(mn) % kCoreMatrixRows * kCoreMatrixRowBytes +
-         uint32_t(k) % kElementsPerCoreRow * kElementBytes;
-}
-
-// Byte offset of element (mn, k) of an MN-major operand: k picks the row of a core matrix, mn the
-// 2-byte column inside its 16-byte row. LBO and SBO keep their meaning (along K, along MN).
-GEMM_HOST_DEVICE constexpr uint32_t mn_major_offset(int mn, int k, uint32_t lbo, uint32_t sbo) {
-  return uint32_t(mn) / kElementsPerCoreRow * sbo + uint32_t(k) / kCoreMatrixRows * lbo +
-         uint32_t(k) % kCoreMatrixRows * kCoreMatrixRowBytes +
-         uint32_t(mn) % kElementsPerCoreRow * kElementBytes;
-}
-
-// Element (m, k) of A, bytes from the start of A's shared-memory tile.
+// Element (m, k) of A, bytes from the start of A's shared-memory tile: K-major, so m picks the row
+// of a core matrix and k the 2-byte column inside its 16-byte row.
 GEMM_HOST_DEVICE constexpr uint32_t a_offset(int m, int k) {
-  return k_major_offset(m, k, kLeadingByteOffset, kStrideByteOffset);
+  return ptx::no_swizzle_k_major_offset(m, k * kElementBytes, kLeadingByteOffset,
+                                        kStrideByteOffset);
 }
 
-// Element (k, n) of B, bytes from the start of B's shared-memory tile.
+// Element (k, n) of B, bytes from the start of B's shared-memory tile. K-major: n picks the row of
+// a core matrix, k the 2-byte column. N-major: k picks the row, n the 2-byte column; LBO and SBO
+// keep their meaning (along K, along N).
 GEMM_HOST_DEVICE constexpr uint32_t b_offset(int k, int n, BLayout layout) {
-  return layout == BLayout::KMajor ? k_major_offset(n, k, kLeadingByteOffset, kStrideByteOffset)
-                                   : mn_major_offset(n, k, kLeadingByteOffset, kStrideByteOffset);
+  return layout == BLayout::KMajor
+             ? ptx::no_swizzle_k_major_offset(n, k * kElementBytes, kLeadingByteOffset,
+                                              kStrideByteOffset)
+             : ptx::no_swizzle_mn_major_offset(n * kElementBytes, k, kLeadingByteOffset,
+                                               kStrideByteOffset);
 }
 
 // Index of element (k, n) of B in the global array of the given layout.

@@ -1,15 +1,15 @@
 // Chapter 01's binary: runs the one wgmma on random bf16 inputs, with B stored both ways, checks
 // all 512 outputs against the exact product, and prints which thread holds which element of D.
-// --draw DIR writes the chapter's pictures, from the same functions the kernel uses.
+// --draw DIR writes the chapter's pictures, from the same functions the kernel uses. The command
+// line is the one every chapter shares (common/cli.hpp), less the flags of a GEMM.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "chapters/01_wgmma_m64n8k16/ch01.hpp"
 #include "common/check.hpp"
+#include "common/cli.hpp"
 #include "common/device.hpp"
 #include "common/inputs.hpp"
 #include "common/ptx/descriptor.hpp"
@@ -23,13 +23,15 @@ using ch01::kK;
 using ch01::kM;
 using ch01::kN;
 
-const char* kUsage =
-    "usage: 01_wgmma_m64n8k16 [--seed S] [--draw DIR] [--help]\n"
-    "  One wgmma.mma_async m64n8k16 (bf16, fp32 accumulators) on one warpgroup: D(64x8) = "
-    "A(64x16) * B(16x8).\n"
-    "  --seed S    input seed (default 2026)\n"
-    "  --draw DIR  write fragment_d.svg, smem_a.svg, smem_b.svg into DIR (needs no GPU)\n"
-    "Exit status: 0 all outputs within the bound, 1 some are not, 2 cannot run.\n";
+const char* kProgram = "chapter 01_wgmma_m64n8k16";
+const char* kAbout =
+    "chapter 01_wgmma_m64n8k16: one wgmma.mma_async m64n8k16 (bf16, fp32 accumulators) on one "
+    "warpgroup, D(64x8) = A(64x16) * B(16x8), with B stored K-major and N-major; --draw writes "
+    "fragment_d.svg, smem_a.svg and smem_b.svg";
+// Why the problem and timing flags of the GEMM chapters are refused here.
+const char* kNotAGemm =
+    "chapter 01 runs one wgmma of fixed shape (D 64 x 8 = A 64 x 16 * B 16 x 8) "
+    "and times nothing";
 
 // ---- pictures -------------------------------------------------------------------------------
 
@@ -42,10 +44,10 @@ void draw_fragment_d(const std::string& path) {
   s.text(x0, 44, 10, "colour = warp; ptx::accumulator_position()");
   for (int n = 0; n < kN; ++n) s.text(x0 + n * w + w / 2, y0 - 2, 9, std::to_string(n), "middle");
   for (int m = 0; m < kM; ++m) s.text(x0 - 4, y0 + m * h + h - 3, 9, std::to_string(m), "end");
-  for (int t = 0; t < ch01::kWarpgroupThreads; ++t)
+  for (int t = 0; t < ptx::kWarpgroupSize; ++t)
     for (int r = 0; r < ch01::kAccumulatorsPerThread; ++r) {
       const ptx::RowCol p = ptx::accumulator_position(t, r);
-      s.cell(x0 + p.col * w, y0 + p.row * h, w, h, t / 32,
+      s.cell(x0 + p.col * w, y0 + p.row * h, w, h, t / ptx::kWarpSize,
              "T" + std::to_string(t) + " d" + std::to_string(r));
     }
   s.save(path, x0 + kN * w + 10, y0 + kM * h + 10, 9);
@@ -97,7 +99,7 @@ void draw_smem_b(const std::string& path) {
 // thread holds).
 void print_fragment_map() {
   int owner[kM][kN];
-  for (int t = 0; t < ch01::kWarpgroupThreads; ++t)
+  for (int t = 0; t < ptx::kWarpgroupSize; ++t)
     for (int r = 0; r < ch01::kAccumulatorsPerThread; ++r) {
       const ptx::RowCol p = ptx::accumulator_position(t, r);
       owner[p.row][p.col] = t * ch01::kAccumulatorsPerThread + r;
@@ -116,7 +118,7 @@ void print_fragment_map() {
     std::printf("%s\n", m % 16 == 15 && m + 1 < kM ? "\n" : "");
   }
   std::printf("\nthread -> (row,col) of d0 d1 d2 d3:\n");
-  for (int t = 0; t < ch01::kWarpgroupThreads; ++t) {
+  for (int t = 0; t < ptx::kWarpgroupSize; ++t) {
     std::printf("  T%-3d", t);
     for (int r = 0; r < ch01::kAccumulatorsPerThread; ++r) {
       const ptx::RowCol p = ptx::accumulator_position(t, r);
@@ -136,38 +138,32 @@ bool report(const char* what, const ch01::Check& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t seed = 2026;
-  std::string draw_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (arg == "--seed" && i + 1 < argc) {
-      char* end = nullptr;
-      seed = std::strtoull(argv[++i], &end, 10);
-      if (*end != '\0') {
-        std::fprintf(stderr, "01_wgmma_m64n8k16: --seed wants an integer, got '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (arg == "--draw" && i + 1 < argc) {
-      draw_dir = argv[++i];
-    } else {
-      std::fprintf(stderr, "01_wgmma_m64n8k16: unknown or incomplete argument '%s'\n%s",
-                   arg.c_str(), kUsage);
-      return 2;
-    }
+  gemm::CliOptions opt;
+  try {
+    opt = gemm::parse_cli(argc, argv, gemm::kDefaultShape, kNotAGemm);
+  } catch (const gemm::Error& e) {
+    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    return 2;
   }
+  if (opt.help) {
+    std::printf("%s", gemm::cli_usage(argv[0], kAbout, kNotAGemm).c_str());
+    return 0;
+  }
+  const uint64_t seed = opt.seed;
 
   try {
-    if (!draw_dir.empty()) {
-      draw_fragment_d(draw_dir + "/fragment_d.svg");
-      draw_smem_a(draw_dir + "/smem_a.svg");
-      draw_smem_b(draw_dir + "/smem_b.svg");
-      std::printf("wrote %s/{fragment_d,smem_a,smem_b}.svg\n", draw_dir.c_str());
+    if (!opt.draw.empty()) {
+      draw_fragment_d(opt.draw + "/fragment_d.svg");
+      draw_smem_a(opt.draw + "/smem_a.svg");
+      draw_smem_b(opt.draw + "/smem_b.svg");
+      std::printf("wrote %s/{fragment_d,smem_a,smem_b}.svg\n", opt.draw.c_str());
+    }
+    if (!opt.check) {  // nothing on the GPU: the fragment map is plain arithmetic
+      print_fragment_map();
+      return 0;
     }
     if (const std::string why = gemm::hopper_unavailable_reason(); !why.empty()) {
-      std::printf("01_wgmma_m64n8k16: cannot run: %s\n", why.c_str());
+      std::printf("%s: cannot run: %s\n", kProgram, why.c_str());
       return 2;
     }
 
@@ -204,7 +200,7 @@ int main(int argc, char** argv) {
     std::printf("\n%s\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
   } catch (const gemm::Error& e) {
-    std::fprintf(stderr, "01_wgmma_m64n8k16: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
     return 2;
   }
 }

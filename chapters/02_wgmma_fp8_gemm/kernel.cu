@@ -7,12 +7,13 @@
 // accumulators in registers) and waits for them. At the end each thread rounds its 64
 // accumulators to bf16 and stores them straight to global memory.
 //
-// Unit scales (the plan's chapters 02-05): this computes sum_k A[m][k] * B[n][k] and ignores sA and
+// Unit scales, as in chapters 02 to 05: this computes sum_k A[m][k] * B[n][k] and ignores sA and
 // sB; chapter 06 brings them in.
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
-#include "common/launch.hpp"
 #include "common/device.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/descriptor.hpp"
 #include "common/ptx/wgmma.cuh"
 
 namespace ch02 {
@@ -28,12 +29,13 @@ constexpr int kNumThreads = 2 * ptx::kWarpgroupSize;  // two warpgroups
 //   byte(row, k) = ((row / 8) * (BLOCK_K / 16) + k / 16) * 128 + (row % 8) * 16 + k % 16
 // so the core matrix to the right along K is 128 bytes away (the descriptor's LBO) and the one
 // below along M or N is (BLOCK_K / 16) * 128 = 1024 bytes away (SBO).
-constexpr uint32_t kCoreMatrixBytes = 128;
+using ptx::kCoreMatrixBytes;                                               // 128
 constexpr uint32_t kLeadingByteOffset = kCoreMatrixBytes;                  // next 16 k
 constexpr uint32_t kStrideByteOffset = (BLOCK_K / 16) * kCoreMatrixBytes;  // next 8 rows
 
+// byte(row, k) above: the no-swizzle layout of common/ptx/descriptor.hpp with this LBO and SBO.
 __device__ __forceinline__ uint32_t core_matrix_offset(int row, int k) {
-  return ((row / 8) * (BLOCK_K / 16) + k / 16) * kCoreMatrixBytes + (row % 8) * 16 + k % 16;
+  return ptx::no_swizzle_k_major_offset(row, k, kLeadingByteOffset, kStrideByteOffset);
 }
 
 // Copies rows [row0, row0 + ROWS) x K columns [k0, k0 + BLOCK_K) of a row-major fp8 matrix with
@@ -112,8 +114,12 @@ __global__ void __launch_bounds__(kNumThreads) gemm_kernel(gemm::GemmArgs args) 
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   // 16-byte loads of A and B, 4-byte bf16x2 stores of D; scales not read (unit scales).
-  gemm::check_arguments(args, {.who = "chapter 02", .align_a = 16, .align_b = 16, .align_d = 4,
-                               .block_m = BLOCK_M, .block_n = BLOCK_N});
+  gemm::check_arguments(args, {.who = "chapter 02",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_d = 4,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 02");
   gemm::launch("chapter 02", gemm_kernel, {grid, kNumThreads, 0, stream}, args);
 }

@@ -16,6 +16,7 @@
 // box_rows * 16 bytes on (LBO). The price: TMA moves the tile in 16-byte pieces.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "common/tensor_map.hpp"
@@ -32,6 +33,17 @@ inline gemm::TensorMapSpec<3> core_matrix_view(uint64_t rows, uint64_t k, uint32
   spec.box = {16, box_rows, box_k / 16};
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   return spec;
+}
+
+// Where TMA writes box element `coord` (innermost first) in shared memory, in bytes from the
+// destination, when there is no swizzle: the box is stored densely, innermost dimension fastest.
+// The host tests hold it against ptx::no_swizzle_k_major_offset.
+template <int Rank>
+uint64_t box_offset(const gemm::TensorMapSpec<Rank>& spec,
+                    const std::array<uint32_t, Rank>& coord) {
+  uint64_t offset = 0;
+  for (int i = Rank - 1; i >= 0; --i) offset = offset * spec.box[i] + coord[i];
+  return offset * spec.element_bytes;
 }
 
 // The descriptor offsets that read that layout back.

@@ -10,8 +10,8 @@
 #include "chapters/03_tma_mbarrier/core_matrix_view.hpp"
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
-#include "common/launch.hpp"
 #include "common/device.hpp"
+#include "common/launch.hpp"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/ptx/wgmma.cuh"
@@ -101,8 +101,12 @@ __global__ void __launch_bounds__(kNumThreads)
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   // TMA loads of A and B (16-byte aligned global addresses), 4-byte bf16x2 stores of D; scales
   // not read (unit scales).
-  gemm::check_arguments(args, {.who = "chapter 03", .align_a = 16, .align_b = 16, .align_d = 4,
-                               .block_m = BLOCK_M, .block_n = BLOCK_N});
+  gemm::check_arguments(args, {.who = "chapter 03",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_d = 4,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(core_matrix_view(M, K, BLOCK_M, BLOCK_K), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(core_matrix_view(N, K, BLOCK_N, BLOCK_K), args.b);

@@ -1,18 +1,30 @@
-// Chapter 04's host-checkable arithmetic: the 128-byte swizzle. Plain C++
-// (tests/host_chapter04.cpp).
+// Chapter 04's host-checkable arithmetic, the 128-byte swizzle: plain C++, tested by
+// tests/host_chapter04.cpp.
 //
 // With CU_TENSOR_MAP_SWIZZLE_128B, TMA writes each 128-byte row of a box with its eight 16-byte
-// chunks permuted: chunk c of row r goes to chunk position c ^ (r % 8). Seen as a shared-memory
-// address, bits [4, 7) (the chunk) are XORed with bits [7, 10) (the row within a 1024-byte group of
-// eight rows). wgmma's descriptor in 128B mode undoes exactly the same XOR on the addresses it
-// computes, which is why both sides agree and why the tile must start on a 1024-byte boundary: the
-// XOR reads absolute address bits, so a tile that starts mid-pattern would be unswizzled with the
-// wrong row index.
+// chunks permuted: chunk c of row r goes to chunk position c ^ (r % 8), as in
+//
+//   row % 8   position of chunk 0 1 2 3 4 5 6 7
+//      0                        0 1 2 3 4 5 6 7
+//      1                        1 0 3 2 5 4 7 6
+//      2                        2 3 0 1 6 7 4 5
+//      3                        3 2 1 0 7 6 5 4
+//      4                        4 5 6 7 0 1 2 3
+//      5                        5 4 7 6 1 0 3 2
+//      6                        6 7 4 5 2 3 0 1
+//      7                        7 6 5 4 3 2 1 0
+//
+// the PTX ISA's 128-byte swizzle table (XOR is its own inverse, so the same table also gives the
+// chunk found at each position). Seen as a shared-memory address, bits [4, 7) (the chunk) are
+// XORed with bits [7, 10) (the row within a 1024-byte group of eight rows). wgmma's descriptor in
+// 128B mode undoes exactly the same XOR on the addresses it computes, which is why both sides agree
+// and why the tile must start on a 1024-byte boundary: the XOR reads absolute address bits, so a
+// tile that starts mid-pattern would be unswizzled with the wrong row index.
 #pragma once
 
 #include <cstdint>
 
-#include "common/problem.hpp"  // GEMM_HOST_DEVICE
+#include "common/host_device.hpp"
 #include "common/tensor_map.hpp"
 
 namespace ch04 {

@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   const int num_k_blocks = int(K / BLOCK_K);
   if (warpgroup == kNumMathWarpgroups) {
     // ---- Producer warpgroup ----
-    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.17.1), so all four
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
     // warps give their registers back to the CTA's pool, and only then do three of them leave.
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     }
   } else {
     // ---- Math warpgroups ----
-    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.17.1): the
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
     // exchange must balance, or this waits forever.
     ptx::setmaxnreg_inc<kMathRegisters>();
 
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       ptx::wgmma_wait<0>();
       ptx::fence_accumulators(acc);
       gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, kb);
-      // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / 32.
+      // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
       if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
     }
 
@@ -187,8 +187,12 @@ __global__ void __launch_bounds__(kNumThreads, 1)
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   // TMA loads of A and B (16-byte aligned global addresses), 4-byte bf16x2 stores of D; scales
   // not read (unit scales).
-  gemm::check_arguments(args, {.who = "chapter 05", .align_a = 16, .align_b = 16, .align_d = 4,
-                               .block_m = BLOCK_M, .block_n = BLOCK_N});
+  gemm::check_arguments(args, {.who = "chapter 05",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_d = 4,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);

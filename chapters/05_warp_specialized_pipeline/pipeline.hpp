@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "common/problem.hpp"  // GEMM_HOST_DEVICE
+#include "common/host_device.hpp"
 
 namespace ch05 {
 

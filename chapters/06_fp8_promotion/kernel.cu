@@ -48,7 +48,8 @@ constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
 constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
 constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K, kTileBytesB = BLOCK_N * BLOCK_K;
 static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
-static_assert(BLOCK_K == gemm::kScaleBlock, "one K block is one scale block: promote once per block");
+static_assert(BLOCK_K == gemm::kScaleBlock,
+              "one K block is one scale block: promote once per block");
 static_assert(gemm::kScaleBlock % BLOCK_N == 0, "a tile's columns must share one B scale block");
 constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
 
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   const int num_k_blocks = int(K / BLOCK_K);
   if (warpgroup == kNumMathWarpgroups) {
     // ---- Producer warpgroup ----
-    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.17.1), so all four
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
     // warps give their registers back to the CTA's pool, and only then do three of them leave.
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
@@ -128,14 +129,14 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                          kb * BLOCK_K, int32_t(m0));
         ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
                          kb * BLOCK_K, int32_t(n0));
-        ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
-                         int32_t(m0), kb);
+        ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier, int32_t(m0),
+                         kb);
         gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
       }
     }
   } else {
     // ---- Math warpgroups ----
-    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.17.1): the
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
     // exchange must balance, or this waits forever.
     ptx::setmaxnreg_inc<kMathRegisters>();
 
@@ -185,10 +186,10 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       // Read this block's A scales before the stage goes back to the producer.
       const float* scale_a = smem_sa + state.stage * BLOCK_M;
       const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
-      // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / 32.
+      // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
       if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
 
-      // Promotion, on the CUDA cores: one FFMA per accumulator.
+        // Promotion, on the CUDA cores: one FFMA per accumulator.
 #pragma unroll
       for (int r = 0; r < Wgmma::kAccumulators; ++r)
         final_acc[r] = fmaf(acc[r], row_half(r) == 0 ? scale_lo : scale_hi, final_acc[r]);
@@ -209,8 +210,14 @@ __global__ void __launch_bounds__(kNumThreads, 1)
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   // TMA loads of A, B and scale A (16-byte aligned global addresses), one float at a time of
   // scale B, 4-byte bf16x2 stores of D.
-  gemm::check_arguments(args, {.who = "chapter 06", .align_a = 16, .align_b = 16, .align_sa = 16,
-                               .align_sb = 4, .align_d = 4, .block_m = BLOCK_M, .block_n = BLOCK_N});
+  gemm::check_arguments(args, {.who = "chapter 06",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_sa = 16,
+                               .align_sb = 4,
+                               .align_d = 4,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);

@@ -19,10 +19,41 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) 
                : "memory");
 }
 
-// Makes initialised barriers visible to the async proxy (TMA) and, with cluster scope, to the
-// other CTAs of a cluster. Call after mbarrier_init, before the barrier is used.
+// Issued once by the thread that ran mbarrier_init, after the last init; then every thread that
+// will use the barriers must be synchronised with it (__syncthreads() in chapters 03-05; a cluster
+// barrier once barriers serve a cluster). What each user of a barrier needs, by the PTX ISA
+// (9.7.13.4 "membar / fence", 9.7.13.15.9 "mbarrier.init", 9.7.9.27.1.2 "cp.async.bulk.tensor",
+// and the memory consistency model's proxies):
+//
+//   the CTA's threads   arrive and try_wait access the barrier through the generic proxy, as the
+//                       init does: __syncthreads() (bar.sync) orders the init before them, which
+//                       is all the ISA's own mbarrier.init example does. No fence needed.
+//   TMA's complete_tx   "This instruction accesses its mbarrier operand using generic-proxy"
+//                       (cp.async.bulk.tensor); only the copied data goes through the async
+//                       proxy. The init reaches it by the issuing thread's program order (init,
+//                       then arrive.expect_tx and the copy) or by the same __syncthreads(). So
+//                       complete_tx relies on ordinary generic-proxy ordering, not on a fence.
+//   other CTAs          (clusters, chapter 10) need fence.mbarrier_init.release.cluster: a
+//                       release fence at cluster scope whose effect is restricted to this
+//                       thread's prior mbarrier.init; it is not a proxy fence. Paired with
+//                       barrier.cluster.arrive.relaxed + barrier.cluster.wait it publishes the
+//                       barriers to the cluster.
+//
+// So: fence.mbarrier_init.release.cluster, for the cluster case (harmless before it), and
+// fence.proxy.async.shared::cta, the generic <-> async proxy fence on this CTA's shared memory, in
+// case any barrier state is read through the async proxy. The ISA's fence section shows that
+// pattern for "release local barrier state via async proxy" (mbarrier.init;
+// fence.mbarrier_init.release.cluster; a generic-to-async proxy release fence; cluster arrive),
+// and DeepGEMM's kernel issues cutlass::arch::fence_view_async_shared() (this same proxy fence)
+// after its inits, adding cutlass::arch::fence_barrier_init() (fence.mbarrier_init) only when it
+// runs in clusters. CUTLASS's sm90 pipelines (PipelineTmaAsync::init_barriers) issue
+// fence_barrier_init() alone and rely on the CTA or cluster barrier that follows. Cost: two
+// instructions per CTA.
 __device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile(
+      "fence.mbarrier_init.release.cluster;\n"
+      "fence.proxy.async.shared::cta;\n" ::
+          : "memory");
 }
 
 // One arrival, announcing `bytes` more transaction bytes for the current phase.

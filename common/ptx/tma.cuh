@@ -1,5 +1,5 @@
 // The Tensor Memory Accelerator (TMA): bulk tensor copies between global and shared memory,
-// described by a CUtensorMap built on the host (common/tensor_map.hpp). PTX ISA 9.7.9.25,
+// described by a CUtensorMap built on the host (common/tensor_map.hpp). PTX ISA 9.7.9.27.1.2,
 // "cp.async.bulk.tensor":
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-tensor
 #pragma once

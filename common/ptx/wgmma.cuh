@@ -40,7 +40,7 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// fence.proxy.async.shared::cta (PTX ISA 9.7.13.4.5, "membar/fence"): orders this thread's earlier
+// fence.proxy.async.shared::cta (PTX ISA 9.7.13.4, "membar / fence"): orders this thread's earlier
 // generic-proxy writes to shared memory before later async-proxy reads (wgmma, TMA store).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

@@ -2,9 +2,9 @@
 // clang-format off
 //
 // wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3 with both operands in shared memory
-// (PTX ISA 9.7.15.5, "wgmma.mma_async"): D(64xN, fp32 in registers) (+)= A(64x32) * B(32xN), A and
-// B fp8 e4m3 described by matrix descriptors (common/ptx/wgmma.cuh). FP8 operands must be K-major:
-// there is no transpose immediate. accumulate = false overwrites D (scale-d = 0).
+// (PTX ISA 9.7.15.5.2, "wgmma.mma_async"): D(64xN, fp32 in registers) (+)= A(64x32) * B(32xN),
+// A and B fp8 e4m3 described by matrix descriptors (common/ptx/descriptor.hpp). FP8 operands must
+// be K-major: there is no transpose immediate. accumulate = false overwrites D (scale-d = 0).
 #pragma once
 
 #include <cstdint>
