@@ -53,16 +53,27 @@ if [ "$full" = 1 ]; then
     "$exe" >"$results/$name.log" 2>&1; rc=$?
     note "$name" "exit $rc: $(tail -n 1 "$results/$name.log")"
   done
-  # compute-sanitizer on a small ragged shape, every GEMM chapter.
+  # compute-sanitizer: memcheck, racecheck, synccheck and initcheck on every chapter binary, each
+  # on two small shapes (racecheck is slow): ragged in M and N with an odd number of K blocks (5),
+  # and M = 1. Chapter 01 is one fixed-size wgmma: no shape flags, run once.
   if command -v compute-sanitizer >/dev/null; then
     for exe in "$bin"/[0-9][0-9]_*; do
       name=$(basename "$exe")
-      args=(--m 200 --n 264 --k 512 --no-timing)
-      [[ "$name" == 01_* ]] && args=()  # one fixed-size wgmma, no shape flags
-      for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" \
-          >"$results/sanitizer-$name-$tool.log" 2>&1; rc=$?
-        note "$name $tool" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$results/sanitizer-$name-$tool.log")")"
+      shapes=("200 264 640" "1 136 384")
+      [[ "$name" == 01_* ]] && shapes=("")
+      for shape in "${shapes[@]}"; do
+        args=()
+        tag=""
+        if [ -n "$shape" ]; then
+          read -r m n k <<<"$shape"
+          args=(--m "$m" --n "$n" --k "$k" --no-timing)
+          tag=" ${m}x${n}x${k}"
+        fi
+        for tool in memcheck racecheck synccheck initcheck; do
+          log="$results/sanitizer-$name-$tool${tag// /-}.log"
+          compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
+          note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")")"
+        done
       done
     done
   fi
