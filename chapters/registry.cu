@@ -19,6 +19,9 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 namespace ch06 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
+namespace ch07 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+}
 
 namespace gemm {
 
@@ -82,6 +85,16 @@ const std::vector<Chapter>& chapters() {
            "fine-grained scales: scale A by TMA, scale B from global, fp32 promotion per K block",
        .launch = ch06::gemm,
        .applies_scales = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
+      {.number = 7,
+       .dir = "07_two_scale_b",
+       .idea =
+           "BLOCK_N of 144 or 160: two B scales per tile, num_former_iters fixed at compile time",
+       .launch = ch07::gemm,
+       .applies_scales = true,
+       .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true},

@@ -59,8 +59,8 @@ constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per til
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
 
-// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as fit in the
-// 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
+// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 constexpr uint32_t kSmemBudget = 227 * 1024;
 constexpr uint32_t kStageBytes = kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
 constexpr int kNumStages = stages_for_budget(kSmemBudget, kStageBytes, 0, 8);
