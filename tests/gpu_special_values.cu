@@ -206,21 +206,21 @@ TEST_P(SpecialValues, ZeroScalesGiveExactZeros) {
   }
 }
 
-// Measured on the H100 (2026-11-23): chapters that leave all of K to the tensor core's
-// accumulator (02-05) return 2^31 = 2147483648 for every element when the exact sum is
-// 448^2 * 16384 = 3288334336: the accumulator stops growing at 2^31, far outside the per-element
-// bound of tensor_core_fp8_tolerance. So for them the largest-input check runs at K = 8192
-// (|D| = 448^2 * 8192 = 1.64e9 < 2^31), the range their arithmetic is specified for, and the
-// test below pins what happens beyond it. Chapters that promote (06 on) or accumulate in fp32 (00)
-// take the full K = 16384.
+// Chapters 02-05 leave all of K to the tensor core's accumulator. Measured on the H100
+// (2026-11-23) with +448 in every element of A and B: at K = 8192 every element of D is 12.8% low
+// (1.434e9 for 1644167168), and at K = 16384 every element is exactly 2^31 (for 3288334336). Both
+// are far outside tensor_core_fp8_tolerance's per-element bound (13 fraction bits kept per k32
+// step), so for same-sign sums that model is too optimistic: LargestInputsStayFiniteAndExact fails
+// for chapters 02-05 until the model is re-derived from measurements. The test below pins the
+// 2^31 behaviour; chapters that promote (06 on) or accumulate in fp32 (00) pass both.
 bool accumulates_all_k_in_tensor_core(const Chapter& ch) {
   return ch.number >= 2 && !ch.applies_scales;
 }
 
 TEST_P(SpecialValues, LargestInputsStayFiniteAndExact) {
   SKIP_WITHOUT_HOPPER();
-  // Ragged M and N, a long K: each element sums K products of magnitude 448^2 = 200704.
-  const Shape s{65, 136, accumulates_all_k_in_tensor_core(ch) ? 8192 : 16384};
+  // Ragged M and N, a long K: each element sums 16384 products of magnitude 448^2 = 200704.
+  const Shape s{65, 136, 16384};
   const HostProblem p = problem(s);
   // Chapters that read scales get 2^44 for every scale: |D| reaches 448^2 * 2^14 * 2^88, about
   // 2^119.6, within 2^8.4 of the largest fp32 (and bf16) value, so an intermediate that overflows
@@ -275,8 +275,8 @@ TEST_P(SpecialValues, LargestInputsStayFiniteAndExact) {
   }
 }
 
-// Beyond 2^31 the unpromoted chapters' D is pinned at +-2^31 (measured; see above): chapter 06's
-// reason to exist, shown on the largest inputs. Chapters that promote must not show it.
+// At K = 16384 the unpromoted chapters' D is pinned at 2^31 (measured; see above): chapter 06's
+// reason to exist, shown on the largest inputs.
 TEST_P(SpecialValues, TensorCoreOnlyAccumulationStopsAt2To31) {
   SKIP_WITHOUT_HOPPER();
   if (!accumulates_all_k_in_tensor_core(ch))
