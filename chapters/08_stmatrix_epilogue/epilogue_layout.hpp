@@ -1,0 +1,154 @@
+// Chapter 08's host-checkable arithmetic: where the bf16 output tile sits in shared memory before
+// its TMA store, and which shared address each lane hands to stmatrix. Plain C++
+// (tests/host_chapter08.cpp); the kernel and the picture (draw.hpp) call the same functions.
+//
+// The tile. BLOCK_M x BLOCK_N bf16, stored for a TMA store with CU_TENSOR_MAP_SWIZZLE_128B. A
+// 128B-swizzled box row is at most 128 bytes (cuda.h, cuTensorMapEncodeTiled: "the bounding box
+// inner dimension ... must be less than or equal to the swizzle size"), i.e. 64 bf16 columns, so
+// the tile is cut into column panels of 64 columns:
+//
+//   panel p = columns [64p, 64p + 64): BLOCK_M rows x 128 bytes, at byte p * BLOCK_M * 128,
+//   and inside it (row, 16-byte chunk c) at row * 128 + (c ^ (row % 8)) * 16
+//
+// which is chapter 04's swizzle (ch04::swizzled_offset) applied to each panel, so every panel must
+// start on a 1024-byte boundary, like chapter 04's tiles (BLOCK_M * 128 is a multiple of 1024 for
+// BLOCK_M a multiple of 8). Each panel goes out with one TMA store of box {64, BLOCK_M}.
+//
+// The last panel when BLOCK_N % 64 != 0 (112 = 64 + 48, 144 = 128 + 16, 160 = 128 + 32). We keep
+// it the same shape as the others, rows 128 bytes apart, its columns past BLOCK_N simply unused,
+// and store it with a box of the remaining width, {BLOCK_N % 64, BLOCK_M} (legal: 32, 64 or 96
+// bytes is a multiple of 16 and at most 128). What the driver documentation does not spell out is
+// where TMA reads the rows of a box narrower than the swizzle span: 128 bytes apart (as assumed
+// here) or packed at the box's own row pitch. The GPU test of a BLOCK_N = 112, 144 or 160 kernel
+// decides. The alternative that needs no such assumption is DeepGEMM's: choose the swizzle span per
+// BLOCK_N as the widest of 128, 64, 32 bytes that divides a tile row (swizzle_span_for below), so
+// that every box is exactly one span wide. epilogue_offset(row, col, block_m, span) gives that
+// layout, and the host tests check it as thoroughly as the 128-byte one.
+//
+// The stores. A math warpgroup holds 64 rows x BLOCK_N fp32 accumulators in wgmma's fragment
+// (ptx::accumulator_position); BLOCK_M = 128 is two warpgroups, warpgroup wg owning rows
+// [64 wg, 64 wg + 64) and its warp w rows [16 w, 16 w + 16) of those. The epilogue converts pairs
+// to bf16x2 and writes them with stmatrix.sync.aligned.m8n8.x4.shared.b16 (PTX ISA, "stmatrix"):
+// four 8 x 8 b16 matrices per instruction; lane l supplies the shared address of row l % 8 of
+// matrix l / 8 (16 bytes, 16-byte aligned), and register i of lane l holds row l / 4, columns
+// 2 (l % 4) and 2 (l % 4) + 1 of matrix i. That register layout is exactly the accumulator fragment
+// of one 8-row x 8-column block, so each thread stores its own accumulators without a shuffle.
+// One x4 store covers column groups j and j + 1 (j even, 8 columns each) of the warp's 16 rows:
+//
+//   matrix 0: rows 0-7,  group j      register 0 = bf16x2(acc[4j],     acc[4j + 1])
+//   matrix 1: rows 8-15, group j      register 1 = bf16x2(acc[4j + 2], acc[4j + 3])
+//   matrix 2: rows 0-7,  group j + 1  register 2 = bf16x2(acc[4j + 4], acc[4j + 5])
+//   matrix 3: rows 8-15, group j + 1  register 3 = bf16x2(acc[4j + 6], acc[4j + 7])
+//
+// so a warp stores its 16 x BLOCK_N block in BLOCK_N / 16 instructions. Each matrix row is one
+// 16-byte chunk; the swizzle puts the 8 rows of a matrix (same chunk, 8 consecutive rows) in 8
+// different groups of 4 banks, so each matrix is written in one conflict-free pass. Row-major
+// without swizzle, all 8 would share a bank group at BLOCK_N = 128 (8-way conflict).
+#pragma once
+
+#include <cstdint>
+
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "common/host_device.hpp"
+
+namespace ch08 {
+
+inline constexpr int kBf16Bytes = 2;
+inline constexpr uint32_t kPanelRowBytes = ch04::kSwizzleBytes;         // 128
+inline constexpr int kPanelColumns = int(kPanelRowBytes) / kBf16Bytes;  // 64
+inline constexpr int kChunkColumns = 16 / kBf16Bytes;  // 8 bf16 in a 16-byte chunk / matrix row
+inline constexpr int kWarpgroupRows = 64;              // rows of one m64 wgmma accumulator
+inline constexpr int kWarpRows = 16;                   // of which one warp holds 16
+
+// --- The shared-memory tile (128-byte panels) ---------------------------------------------------
+
+GEMM_HOST_DEVICE constexpr uint32_t panel_bytes(int block_m) {
+  return uint32_t(block_m) * kPanelRowBytes;
+}
+GEMM_HOST_DEVICE constexpr int num_panels(int block_n) {
+  return (block_n + kPanelColumns - 1) / kPanelColumns;
+}
+// Width in columns of panel p, the inner dimension of its TMA store box: 64, except a last panel
+// of BLOCK_N % 64.
+GEMM_HOST_DEVICE constexpr int panel_columns(int panel, int block_n) {
+  const int left = block_n - panel * kPanelColumns;
+  return left < kPanelColumns ? left : kPanelColumns;
+}
+// Shared memory the tile takes: whole panels, the last one included.
+GEMM_HOST_DEVICE constexpr uint32_t tile_bytes(int block_m, int block_n) {
+  return uint32_t(num_panels(block_n)) * panel_bytes(block_m);
+}
+
+// Byte offset, from the (1024-byte aligned) tile start, of element (row, col) of the tile; for col
+// a multiple of 8 that is the 16-byte chunk that starts there (one stmatrix row).
+GEMM_HOST_DEVICE constexpr uint32_t epilogue_offset(int row, int col, int block_m) {
+  const int panel = col / kPanelColumns;
+  const uint32_t byte = uint32_t(col % kPanelColumns) * kBf16Bytes;
+  return uint32_t(panel) * panel_bytes(block_m) + ch04::swizzled_offset(uint32_t(row), byte);
+}
+
+// --- The same for any swizzle span (128, 64 or 32 bytes) ----------------------------------------
+//
+// CU_TENSOR_MAP_SWIZZLE_64B and _32B permute 16-byte chunks within 64- and 32-byte spans (cuda.h,
+// CUtensorMapSwizzle): on the address, bits [4, 4 + log2(span / 16)) are XORed with the bits of
+// the same width from bit 7 up (CuTe's Swizzle<1,4,3>, <2,4,3>, <3,4,3>), repeating every 8 spans.
+GEMM_HOST_DEVICE constexpr uint32_t swizzle(uint32_t address, uint32_t span) {
+  return address ^ (((address >> 7) & (span / 16 - 1)) << 4);
+}
+
+// DeepGEMM's choice: the widest span that divides a tile row, so that no panel is partial.
+// 128 for BLOCK_N = 64, 128, 192, 256; 64 for 32, 96, 160; 32 for 16, 48, 80, 112, 144.
+GEMM_HOST_DEVICE constexpr uint32_t swizzle_span_for(int block_n) {
+  const uint32_t row = uint32_t(block_n) * kBf16Bytes;
+  return row % 128 == 0 ? 128 : row % 64 == 0 ? 64 : 32;
+}
+
+// Panels of span / 2 columns, each BLOCK_M rows x span bytes, swizzled with that span. For span
+// 128 this is epilogue_offset(row, col, block_m) above.
+GEMM_HOST_DEVICE constexpr uint32_t epilogue_offset(int row, int col, int block_m, uint32_t span) {
+  const int columns = int(span) / kBf16Bytes;
+  const uint32_t panel = uint32_t(col / columns), byte = uint32_t(col % columns) * kBf16Bytes;
+  return panel * uint32_t(block_m) * span + swizzle(uint32_t(row) * span + byte, span);
+}
+
+// --- The stmatrix.x4 stores ---------------------------------------------------------------------
+
+// The tile row whose 16 bytes lane `lane` of warp `warp` (0..3 within its math warpgroup) of math
+// warpgroup `warpgroup` addresses: row l % 8 of matrix l / 8, matrices 1 and 3 being rows 8-15.
+GEMM_HOST_DEVICE constexpr int stmatrix_row(int warpgroup, int warp, int lane) {
+  return warpgroup * kWarpgroupRows + warp * kWarpRows + lane % 8 + 8 * ((lane / 8) % 2);
+}
+// The first tile column of that row for the store of groups j, j + 1: matrices 2 and 3 are j + 1.
+GEMM_HOST_DEVICE constexpr int stmatrix_col(int j, int lane) {
+  return kChunkColumns * (j + lane / 16);
+}
+// The shared address lane `lane` passes to the store of groups j, j + 1, from the tile start.
+GEMM_HOST_DEVICE constexpr uint32_t stmatrix_address_offset(int warpgroup, int warp, int lane,
+                                                            int j, int block_m) {
+  return epilogue_offset(stmatrix_row(warpgroup, warp, lane), stmatrix_col(j, lane), block_m);
+}
+GEMM_HOST_DEVICE constexpr uint32_t stmatrix_address_offset(int warpgroup, int warp, int lane,
+                                                            int j, int block_m, uint32_t span) {
+  return epilogue_offset(stmatrix_row(warpgroup, warp, lane), stmatrix_col(j, lane), block_m, span);
+}
+// Which accumulator goes into half `half` (0: low 16 bits, 1: high) of register `reg` (0..3) of
+// the store of groups j, j + 1: acc[4j + 2 reg + half].
+GEMM_HOST_DEVICE constexpr int stmatrix_accumulator(int j, int reg, int half) {
+  return 4 * j + 2 * reg + half;
+}
+
+// --- Two layouts to compare against, for the README ---------------------------------------------
+
+// Row-major with each row padded by 16 bytes: the classic fix for bank conflicts. The row pitch
+// 2 BLOCK_N + 16 is an odd number of 16-byte chunks when BLOCK_N % 16 == 0, so 8 consecutive rows
+// start in 8 different bank groups. Conflict-free too, but a TMA box is dense in shared memory: a
+// padded tile cannot be one TMA store (it would go out row by row, or through the threads).
+GEMM_HOST_DEVICE constexpr uint32_t padded_offset(int row, int col, int block_n) {
+  return uint32_t(row) * (uint32_t(block_n) * kBf16Bytes + 16) + uint32_t(col) * kBf16Bytes;
+}
+// Plain row-major, what a TMA store without swizzle reads: the counterexample (bank conflicts).
+GEMM_HOST_DEVICE constexpr uint32_t unswizzled_offset(int row, int col, int block_n) {
+  return uint32_t(row) * uint32_t(block_n) * kBf16Bytes + uint32_t(col) * kBf16Bytes;
+}
+
+}  // namespace ch08
