@@ -152,8 +152,24 @@ Tolerance fp32_accumulation_tolerance(int64_t k) {
 }
 
 Tolerance tensor_core_fp8_tolerance(int64_t k, int64_t promote_every) {
-  const double losses = double((promote_every + 31) / 32);
+  const double losses = double(promote_every);
   return {0x1.0p-8, losses * 0x1.0p-13 + double(k / 128 + 3) * 0x1.0p-24, 0.0};
+}
+
+double tensor_core_accumulate(const std::vector<double>& products) {
+  constexpr size_t kGroup = 32;  // the K of one fp8 wgmma instruction
+  double acc = 0.0;
+  for (size_t g = 0; g < products.size(); g += kGroup) {
+    const size_t end = std::min(products.size(), g + kGroup);
+    double larger = std::fabs(acc);
+    for (size_t i = g; i < end; ++i) larger = std::max(larger, std::fabs(products[i]));
+    if (larger == 0.0) continue;
+    const double quantum = std::ldexp(1.0, std::ilogb(larger) - 13);
+    double sum = 0.0;
+    for (size_t i = g; i < end; ++i) sum += std::trunc(products[i] / quantum) * quantum;
+    acc += sum;
+  }
+  return acc;
 }
 
 Tolerance bf16_inputs_tolerance(int64_t k) {

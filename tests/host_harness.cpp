@@ -249,7 +249,20 @@ TEST(Comparison, ToleranceFormulas) {
   EXPECT_DOUBLE_EQ(t.out_rel, 0x1.0p-8);
   EXPECT_DOUBLE_EQ(t.terms_rel, 1027 * 0x1.0p-24);
   const Tolerance tc = tensor_core_fp8_tolerance(1024, 128);
-  EXPECT_DOUBLE_EQ(tc.terms_rel, 4 * 0x1.0p-13 + 11 * 0x1.0p-24);
+  EXPECT_DOUBLE_EQ(tc.terms_rel, 128 * 0x1.0p-13 + 11 * 0x1.0p-24);
+}
+
+TEST(Comparison, TensorCoreModelReproducesTheMeasuredSameSignSums) {
+  // Measured on the H100 with +448 everywhere (tests/gpu_special_values.cu): 0.8722 of the exact
+  // sum at K = 8192, exactly 2^31 after bf16 rounding at K = 16384.
+  const double product = 448.0 * 448.0;
+  const double k8 = tensor_core_accumulate(std::vector<double>(8192, product));
+  EXPECT_NEAR(k8 / (product * 8192), 0.8721, 1e-4);
+  const double k16 = tensor_core_accumulate(std::vector<double>(16384, product));
+  EXPECT_EQ(float_to_bf16_bits(float(k16)), float_to_bf16_bits(2147483648.0f));
+  // Within one 128-wide block (chapter 06 on) nothing is lost: 448^2 = 49 * 2^12, and the sum
+  // stays below 2^26, where the quantum is at most 2^12.
+  EXPECT_EQ(tensor_core_accumulate(std::vector<double>(128, product)), product * 128);
 }
 
 TEST(Bf16, RoundsToNearestEven) {
