@@ -22,6 +22,9 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 namespace ch07 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
+namespace ch08 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+}
 
 namespace gemm {
 
@@ -93,6 +96,15 @@ const std::vector<Chapter>& chapters() {
        .idea =
            "BLOCK_N of 144 or 160: two B scales per tile, num_former_iters fixed at compile time",
        .launch = ch07::gemm,
+       .applies_scales = true,
+       .bitwise_equal_to_previous = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
+      {.number = 8,
+       .dir = "08_stmatrix_epilogue",
+       .idea = "bf16 through stmatrix into a swizzled shared tile, written out by a TMA store",
+       .launch = ch08::gemm,
        .applies_scales = true,
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,

@@ -38,4 +38,33 @@ __device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, 
       : "memory");
 }
 
+// The other direction: one box of a 2-D tensor from shared memory to global memory at coordinates
+// (c0 innermost, c1). Elements of the box outside the tensor are not written, so a partial tile
+// needs no special case. Completion is tracked per thread with bulk async-groups (below), not
+// with an mbarrier. The shared memory must have been written through the generic proxy before a
+// fence.proxy.async.shared::cta (ptx::fence_proxy_async_shared) in the writing threads and a
+// barrier.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* smem, int32_t c0,
+                                             int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// Closes the bulk copies this thread issued so far into one group (PTX ISA 9.0,
+// "cp.async.bulk.commit_group").
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N of this thread's bulk groups are pending their reads of shared memory
+// ("cp.async.bulk.wait_group.read"): after it, the shared source may be reused or released. The
+// writes to global memory may still be in flight; they complete before the grid does.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
 }  // namespace ptx

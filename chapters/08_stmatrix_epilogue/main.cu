@@ -1,0 +1,5 @@
+#include "chapters/runner.hpp"
+
+int main(int argc, char** argv) {
+  return gemm::run_chapter(8, argc, argv);
+}
