@@ -114,6 +114,13 @@ const std::vector<Chapter>& chapters() {
   return list;
 }
 
+std::vector<int> gemm_chapter_numbers() {
+  std::vector<int> v;
+  for (const Chapter& c : chapters())
+    if (c.launch) v.push_back(c.number);
+  return v;
+}
+
 std::vector<uint16_t> run_and_download(const Chapter& c, const DeviceProblem& dev) {
   dev.poison();
   c.launch(dev.args(), nullptr);

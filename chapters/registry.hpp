@@ -32,6 +32,13 @@ struct Chapter {
 };
 
 const std::vector<Chapter>& chapters();
+// The numbers of the chapters that are GEMMs (launch != nullptr), in order.
+std::vector<int> gemm_chapter_numbers();
+// The inputs a chapter is checked on: quantised with random scales if it applies them, else
+// unit-scale (chapters 02-05 compute the unscaled product).
+inline Scales scales_for(const Chapter& c) {
+  return c.applies_scales ? Scales::Random : Scales::Unit;
+}
 // Poisons D, runs the chapter on dev's inputs and returns D (bf16 bits; synchronises).
 std::vector<uint16_t> run_and_download(const Chapter& c, const DeviceProblem& dev);
 // nullptr when there is no such chapter.

@@ -147,8 +147,7 @@ int run_chapter(int number, int argc, char** argv, DrawFn draw) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("%s: %s\n%s, seed %llu, %s (%d SMs)\n", program.c_str(), ch->idea, s.str().c_str(),
                 (unsigned long long)opt.seed, prop.name, prop.multiProcessorCount);
-    const HostProblem host =
-        make_problem(s, opt.seed, ch->applies_scales ? Scales::Random : Scales::Unit);
+    const HostProblem host = make_problem(s, opt.seed, scales_for(*ch));
     const DeviceProblem dev(host);
     const bool ok = !opt.check || check(*ch, host, dev);
     if (opt.timing) time_against_peers(*ch, dev, opt.iters);

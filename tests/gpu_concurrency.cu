@@ -27,17 +27,6 @@
 namespace gemm {
 namespace {
 
-std::vector<int> gemm_chapters() {
-  std::vector<int> v;
-  for (const Chapter& c : chapters())
-    if (c.launch) v.push_back(c.number);
-  return v;
-}
-
-Scales scales_for(const Chapter& ch) {
-  return ch.applies_scales ? Scales::Random : Scales::Unit;
-}
-
 class Stream {
  public:
   Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
@@ -131,7 +120,7 @@ TEST_P(TwoStreams, EachDIsBitForBitWhatItIsAlone) {
 
 std::vector<std::tuple<int, int>> chapter_pairs() {
   std::vector<std::tuple<int, int>> v;
-  const std::vector<int> c = gemm_chapters();
+  const std::vector<int> c = gemm_chapter_numbers();
   for (size_t i = 0; i < c.size(); ++i)
     for (size_t j = i; j < c.size(); ++j) v.emplace_back(c[i], c[j]);
   return v;

@@ -26,6 +26,7 @@
 
 #include "chapters/registry.hpp"
 #include "tests/gpu.hpp"
+#include "tests/tensors.hpp"
 
 namespace gemm {
 namespace {
@@ -36,95 +37,9 @@ constexpr Shape kShape{100, 264, 512};
 // to a whole D before or after any input and stay inside.
 constexpr uintptr_t kSlot = uintptr_t(1) << 20;
 
-std::vector<int> gemm_chapters() {
-  std::vector<int> v;
-  for (const Chapter& c : chapters())
-    if (c.launch) v.push_back(c.number);
-  return v;
-}
-
-Scales scales_for(const Chapter& ch) {
-  return ch.applies_scales ? Scales::Random : Scales::Unit;
-}
-
 // ---- the five tensors ----------------------------------------------------------------------
 
-enum class Which { A, B, Sa, Sb, D };
-constexpr Which kAll[] = {Which::A, Which::B, Which::Sa, Which::Sb, Which::D};
-constexpr Which kInputs[] = {Which::A, Which::B, Which::Sa, Which::Sb};
-
-std::string name(Which w) {
-  switch (w) {
-    case Which::A:
-      return "A";
-    case Which::B:
-      return "B";
-    case Which::Sa:
-      return "scale A";
-    case Which::Sb:
-      return "scale B";
-    case Which::D:
-      return "D";
-  }
-  return "?";
-}
-
-bool is_scale(Which w) {
-  return w == Which::Sa || w == Which::Sb;
-}
-
-uintptr_t address(const GemmArgs& args, Which w) {
-  switch (w) {
-    case Which::A:
-      return reinterpret_cast<uintptr_t>(args.a);
-    case Which::B:
-      return reinterpret_cast<uintptr_t>(args.b);
-    case Which::Sa:
-      return reinterpret_cast<uintptr_t>(args.sa);
-    case Which::Sb:
-      return reinterpret_cast<uintptr_t>(args.sb);
-    case Which::D:
-      return reinterpret_cast<uintptr_t>(args.d);
-  }
-  return 0;
-}
-
-void set_address(GemmArgs& args, Which w, uintptr_t p) {
-  switch (w) {
-    case Which::A:
-      args.a = reinterpret_cast<const __nv_fp8_e4m3*>(p);
-      break;
-    case Which::B:
-      args.b = reinterpret_cast<const __nv_fp8_e4m3*>(p);
-      break;
-    case Which::Sa:
-      args.sa = reinterpret_cast<const float*>(p);
-      break;
-    case Which::Sb:
-      args.sb = reinterpret_cast<const float*>(p);
-      break;
-    case Which::D:
-      args.d = reinterpret_cast<__nv_bfloat16*>(p);
-      break;
-  }
-}
-
-int64_t bytes(const Shape& s, Which w) {
-  const Extents e = extents(s);
-  switch (w) {
-    case Which::A:
-      return e.a;
-    case Which::B:
-      return e.b;
-    case Which::Sa:
-      return e.sa;
-    case Which::Sb:
-      return e.sb;
-    case Which::D:
-      return e.d;
-  }
-  return 0;
-}
+using namespace tensors;
 
 // ---- the arena and one attempt -------------------------------------------------------------
 
@@ -376,7 +291,7 @@ TEST_P(ChapterArguments, ChecksTheShapeThenTheGridThenThePointers) {
                  context(args.shape.str()));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ChapterArguments, ::testing::ValuesIn(gemm_chapters()),
+INSTANTIATE_TEST_SUITE_P(All, ChapterArguments, ::testing::ValuesIn(gemm_chapter_numbers()),
                          [](const auto& info) {
                            return std::string(find_chapter(info.param)->dir);
                          });
@@ -584,7 +499,7 @@ TEST_P(ChapterArgumentsOnDevice, RunsOnTensorsPlacedExactlyAsDeclaredWritingOnly
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ChapterArgumentsOnDevice, ::testing::ValuesIn(gemm_chapters()),
+INSTANTIATE_TEST_SUITE_P(All, ChapterArgumentsOnDevice, ::testing::ValuesIn(gemm_chapter_numbers()),
                          [](const auto& info) {
                            return std::string(find_chapter(info.param)->dir);
                          });

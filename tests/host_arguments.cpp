@@ -15,6 +15,7 @@
 #include "common/arguments.hpp"
 #include "common/check.hpp"
 #include "common/problem.hpp"
+#include "tests/tensors.hpp"
 
 namespace gemm {
 namespace {
@@ -61,62 +62,7 @@ constexpr KernelNeeds kSkipsScales{.who = "test kernel",
                                    .block_m = 128,
                                    .block_n = 128};
 
-// The five tensors, by the name the messages give them.
-enum class Which { A, B, Sa, Sb, D };
-constexpr Which kAll[] = {Which::A, Which::B, Which::Sa, Which::Sb, Which::D};
-constexpr Which kInputs[] = {Which::A, Which::B, Which::Sa, Which::Sb};
-
-const char* name(Which w) {
-  switch (w) {
-    case Which::A:
-      return "A";
-    case Which::B:
-      return "B";
-    case Which::Sa:
-      return "scale A";
-    case Which::Sb:
-      return "scale B";
-    case Which::D:
-      return "D";
-  }
-  return "?";
-}
-
-uintptr_t address(const GemmArgs& args, Which w) {
-  switch (w) {
-    case Which::A:
-      return reinterpret_cast<uintptr_t>(args.a);
-    case Which::B:
-      return reinterpret_cast<uintptr_t>(args.b);
-    case Which::Sa:
-      return reinterpret_cast<uintptr_t>(args.sa);
-    case Which::Sb:
-      return reinterpret_cast<uintptr_t>(args.sb);
-    case Which::D:
-      return reinterpret_cast<uintptr_t>(args.d);
-  }
-  return 0;
-}
-
-void set_address(GemmArgs& args, Which w, uintptr_t p) {
-  switch (w) {
-    case Which::A:
-      args.a = at<const __nv_fp8_e4m3>(p);
-      break;
-    case Which::B:
-      args.b = at<const __nv_fp8_e4m3>(p);
-      break;
-    case Which::Sa:
-      args.sa = at<const float>(p);
-      break;
-    case Which::Sb:
-      args.sb = at<const float>(p);
-      break;
-    case Which::D:
-      args.d = at<__nv_bfloat16>(p);
-      break;
-  }
-}
+using namespace tensors;
 
 int& alignment(KernelNeeds& needs, Which w) {
   switch (w) {
@@ -132,23 +78,6 @@ int& alignment(KernelNeeds& needs, Which w) {
       break;
   }
   return needs.align_d;
-}
-
-int64_t bytes(const Shape& s, Which w) {
-  const Extents e = extents(s);
-  switch (w) {
-    case Which::A:
-      return e.a;
-    case Which::B:
-      return e.b;
-    case Which::Sa:
-      return e.sa;
-    case Which::Sb:
-      return e.sb;
-    case Which::D:
-      return e.d;
-  }
-  return 0;
 }
 
 // Every word must appear in the message; the failure shows the whole message.
