@@ -110,7 +110,9 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
   uint8_t* smem_a = smem;
   uint8_t* smem_b = smem + kNumStages * kTileBytesA;
-  uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;  // 1024-byte aligned: tiles are
+  // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
+  // aligned as the swizzled TMA store needs.
+  uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
   auto* smem_sa = reinterpret_cast<float*>(smem_d + TileConfig<BLOCK_N>::kTileBytesD);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
