@@ -25,6 +25,9 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 namespace ch08 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
+namespace ch09 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+}
 
 namespace gemm {
 
@@ -105,6 +108,16 @@ const std::vector<Chapter>& chapters() {
        .dir = "08_stmatrix_epilogue",
        .idea = "bf16 through stmatrix into a swizzled shared tile, written out by a TMA store",
        .launch = ch08::gemm,
+       .applies_scales = true,
+       .bitwise_equal_to_previous = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
+      {.number = 9,
+       .dir = "09_persistent_scheduler",
+       .idea = "one CTA per SM walking tiles in groups along M; the epilogue overlaps the next "
+               "tile's loads",
+       .launch = ch09::gemm,
        .applies_scales = true,
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,

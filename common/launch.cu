@@ -5,7 +5,16 @@
 #include <string>
 #include <utility>
 
-namespace gemm::detail {
+namespace gemm {
+
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+namespace detail {
 
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
   constexpr uint32_t kDefaultLimit = 48 * 1024;  // what a CTA gets without opting in
@@ -26,4 +35,5 @@ void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
   prepared.insert({kernel, device});
 }
 
-}  // namespace gemm::detail
+}  // namespace detail
+}  // namespace gemm

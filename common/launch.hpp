@@ -20,6 +20,9 @@ struct LaunchConfig {
   unsigned cluster_size = 1;  // CTAs per cluster along grid x (thread block clusters, sm_90)
 };
 
+// The current device's SM count (cudaDevAttrMultiProcessorCount): the size of a persistent grid.
+int multiprocessor_count();
+
 namespace detail {
 // Throws UnsupportedError (naming `who`) when the current device cannot give a CTA smem_bytes of
 // shared memory; otherwise raises the kernel's dynamic shared-memory limit once per kernel and

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -330,6 +331,27 @@ TEST(Chapter09, PickGroupOverTheBenchmarkShapes) {
   // No more tiles than SMs: one window, every order the same, group 1.
   EXPECT_EQ(ch09::pick_group(11, 12, 128, 128), 1);
   EXPECT_EQ(ch09::pick_group(1, 1, 128, 128), 1);
+}
+
+// The kernel's launch asks cached_group: the same answers as pick_group, asked twice, from threads.
+TEST(Chapter09, CachedGroupIsPickGroup) {
+  const int grids[][3] = {{32, 45, 160}, {32, 205, 160}, {32, 15, 144}, {1, 56, 128}, {7, 3, 128}};
+  for (int round = 0; round < 2; ++round)
+    for (const auto& g : grids)
+      EXPECT_EQ(ch09::cached_group(g[0], g[1], kBlockM, g[2], 132),
+                ch09::pick_group(g[0], g[1], kBlockM, g[2], 132))
+          << g[0] << " x " << g[1] << " round " << round;
+  // Another SM count is another window, remembered apart.
+  EXPECT_EQ(ch09::cached_group(32, 45, kBlockM, 160, 114),
+            ch09::pick_group(32, 45, kBlockM, 160, 114));
+  std::vector<std::thread> threads;
+  std::vector<int> got(8);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back(
+        [&got, i] { got[i] = ch09::cached_group(40 + i % 2, 45, kBlockM, 160, 132); });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(got[i], ch09::pick_group(40 + i % 2, 45, kBlockM, 160, 132)) << i;
 }
 
 TEST(Chapter09, DrawsThePicture) {

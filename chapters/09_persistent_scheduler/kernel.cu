@@ -1,0 +1,388 @@
+// Chapter 09: the persistent kernel and its tile scheduler.
+//
+// Chapters 02-08 launch one CTA per output tile and let the hardware start them in blockIdx
+// order: N fastest, so the ~132 CTAs running at once cover 3 or 4 rows of tiles and all of B, and
+// B streams through L2 again in every wave. Here the grid is one CTA per SM (persistent_grid in
+// scheduler.hpp, host-tested), and each CTA walks the tiles with linear index blockIdx.x,
+// blockIdx.x + gridDim.x, ..., mapped to (m_block, n_block) by tile_at: grouped along M, M
+// fastest inside a group, so the CTAs that run at the same time share a few rows of A and a few
+// columns of B (the group size comes from pick_group on the host).
+//
+// A CTA that lives for several tiles need not drain its pipeline between them. The producer's
+// ring position (PipelineState) carries on from one tile to the next, so while the math
+// warpgroups convert and store tile i, the producer is already filling stages with tile i + 1's
+// first K blocks; the math warpgroups keep their own PipelineState across tiles the same way, so
+// both sides still agree on every stage and phase without talking. The TMA store of tile i runs
+// during tile i + 1's main loop: the storing thread waits for the store to have read the shared
+// tile (cp.async.bulk.wait_group.read) only before that tile is written again.
+#include <cstdlib>
+#include <string>
+
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
+#include "chapters/06_fp8_promotion/promotion.hpp"
+#include "chapters/07_two_scale_b/scale_blocks.hpp"
+#include "chapters/08_stmatrix_epilogue/epilogue_layout.hpp"
+#include "chapters/09_persistent_scheduler/scheduler.hpp"
+#include "chapters/registry.hpp"
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/barrier.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/setmaxnreg.cuh"
+#include "common/ptx/stmatrix.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/tensor_map.hpp"
+#include "common/trace.hpp"
+
+namespace ch09 {
+
+using namespace ch07;  // scale_blocks.hpp
+using ch06::row_half;
+using ch06::scale_a_view;
+using ch08::stmatrix_address_offset;  // epilogue_layout.hpp
+using ch08::swizzle_span_for;
+
+using ch05::PipelineState;
+using ch05::stages_for_budget;
+
+using ch04::kStrideByteOffset;
+using ch04::kSwizzleAtomBytes;
+using ch04::kSwizzleBytes;
+using ch04::swizzled_view;
+
+constexpr int BLOCK_M = 128;  // two math warpgroups of 64 rows
+constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
+constexpr int WGMMA_K = 32;
+constexpr int kNumMathWarpgroups = 2;
+constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
+constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
+static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
+static_assert(BLOCK_K == gemm::kScaleBlock,
+              "one K block is one scale block: promote once per block");
+// The tile widths the launch chooses from (one kernel each): 128 as in chapter 06, and two that
+// straddle scale blocks. At most 160: promotion keeps 2 * BLOCK_N / 2 floats per math thread.
+constexpr int kBlockNChoices[] = {128, 144, 160};
+constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
+
+// Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
+// every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
+// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536.
+constexpr int kProducerRegisters = 40;
+constexpr int kMathRegisters = 232;
+
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
+// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+// What depends on BLOCK_N, per choice.
+constexpr uint32_t kSmemBudget = 227 * 1024;
+template <int BLOCK_N>
+struct TileConfig {
+  static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
+  static constexpr uint32_t kStageBytes =
+      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
+  // The bf16 tile the epilogue stores from, written once per CTA, beside the stages.
+  static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N);  // bytes per panel row
+  static constexpr int kPanelColumns = int(kSpan) / 2;
+  static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
+  static constexpr int kNumStages = stages_for_budget(kSmemBudget, kStageBytes, kTileBytesD, 8);
+  static constexpr uint32_t kSmemBytes = kNumStages * kStageBytes + kTileBytesD;
+  static_assert(BLOCK_N % kPanelColumns == 0, "the tile must be whole panels");
+  static_assert(kTileBytesD % kSwizzleAtomBytes == 0, "the stages after it stay 1024-byte aligned");
+  static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
+                "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
+  static_assert(touches_at_most_two_scale_blocks(BLOCK_N),
+                "a tile may touch at most two B scale blocks: BLOCK_N <= 128 + gcd(BLOCK_N, 128)");
+};
+
+// Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
+// is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
+__device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
+  return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
+}
+
+template <int BLOCK_N>
+__global__ void __launch_bounds__(kNumThreads, 1)
+    gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                const __grid_constant__ CUtensorMap tensor_map_b,
+                const __grid_constant__ CUtensorMap tensor_map_sa,
+                const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group) {
+  using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
+  constexpr uint32_t kTileBytesB = TileConfig<BLOCK_N>::kTileBytesB;
+  constexpr int kNumStages = TileConfig<BLOCK_N>::kNumStages;
+  // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
+  // The A tiles of every stage, then the B tiles, then the A scales, then the barriers.
+  extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
+  uint8_t* smem_a = smem;
+  uint8_t* smem_b = smem + kNumStages * kTileBytesA;
+  // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
+  // aligned as the swizzled TMA store needs.
+  uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
+  auto* smem_sa = reinterpret_cast<float*>(smem_d + TileConfig<BLOCK_N>::kTileBytesD);
+  auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
+  uint64_t* empty_barriers = full_barriers + kNumStages;
+
+  const auto [M, N, K] = args.shape;
+  // The tiles this CTA computes: linear indices blockIdx.x, blockIdx.x + gridDim.x, ... < tiles,
+  // each mapped to its (m_block, n_block) by tile_at (scheduler.hpp).
+  const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
+  const int tiles = tiles_m * tiles_n;
+  const int warpgroup = threadIdx.x / ptx::kWarpgroupSize;
+
+  if (threadIdx.x == kNumMathThreads) {
+    // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
+    // off the 1024-byte pattern would be read back scrambled, so check it (always, once per CTA).
+    if (ptx::shared_address(smem) % kSwizzleAtomBytes != 0) {
+      printf("chapter 09: dynamic shared memory is not 1024-byte aligned\n");
+      __trap();
+    }
+    ptx::prefetch_tensor_map(&tensor_map_a);
+    ptx::prefetch_tensor_map(&tensor_map_b);
+    ptx::prefetch_tensor_map(&tensor_map_sa);
+    ptx::prefetch_tensor_map(&tensor_map_d);
+    for (int s = 0; s < kNumStages; ++s) {
+      ptx::mbarrier_init(&full_barriers[s], 1);  // one arrival per phase: the thread issuing TMA
+      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads / ptx::kWarpSize);  // one per warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int num_k_blocks = int(K / BLOCK_K);
+  if (warpgroup == kNumMathWarpgroups) {
+    // ---- Producer warpgroup ----
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
+    // warps give their registers back to the CTA's pool, and only then do three of them leave.
+    ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == kNumMathThreads) {
+      // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
+      // the stages that tile i's last K blocks free, while the math warpgroups run tile i's
+      // epilogue.
+      PipelineState state;
+      int step = 0;  // K blocks issued so far, over all tiles (for the trace)
+      for (int index = blockIdx.x; index < tiles; index += gridDim.x) {
+        const TileCoord tile = tile_at(index, tiles_m, tiles_n, group);
+        const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
+        for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
+          // Wait until the math warpgroups have released this stage (round 0 passes at once).
+          ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
+          uint64_t* full_barrier = &full_barriers[state.stage];
+          // Arrive and announce the bytes to expect; the three copies then count them down.
+          ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
+          ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
+                           kb * BLOCK_K, int32_t(m0));
+          ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                           kb * BLOCK_K, int32_t(n0));
+          ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
+                           int32_t(m0), kb);
+          gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+        }
+      }
+    }
+  } else {
+    // ---- Math warpgroups ----
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
+    // exchange must balance, or this waits forever.
+    ptx::setmaxnreg_inc<kMathRegisters>();
+
+    // acc: one K block's product, fresh from the tensor core; final: the scaled sum over blocks.
+    float acc[Wgmma::kAccumulators];
+    float final_acc[Wgmma::kAccumulators];
+
+    // This thread's two rows of D (ptx::accumulator_position: row_half 0 and 1).
+    const int t = threadIdx.x % ptx::kWarpgroupSize;
+    const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
+    const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // The ring position carries on across tiles, as the producer's does: both advance once per K
+    // block of the same sequence of tiles, so they still meet on every stage and phase.
+    PipelineState state;
+    int step = 0;  // K blocks consumed so far, over all tiles (for the trace)
+    int tile_count = 0;
+    for (int index = blockIdx.x; index < tiles; index += gridDim.x, ++tile_count) {
+      const TileCoord tile = tile_at(index, tiles_m, tiles_n, group);
+      const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
+#pragma unroll
+      for (float& x : final_acc) x = 0.0f;
+
+      // The rows of scale B for the two blocks the tile's columns may cover (the second one only
+      // if it exists: past N its columns are padding, and any scale will do for them).
+      const float* scale_b_row = args.sb + (n0 / gemm::kScaleBlock) * num_k_blocks;
+      const float* scale_b_row_2 =
+          needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
+      float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
+
+      // The K loop, once per value num_former_iters can take for this BLOCK_N.
+      dispatch_num_former_iters<BLOCK_N>(num_former_iters(n0, BLOCK_N), [&](auto former) {
+        constexpr int kNumFormerIters = decltype(former)::value;
+        for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
+          // Scale B for this block was loaded one iteration ago; start the next block's load now.
+          const float scale_b = scale_b_next, scale_b_2 = scale_b_2_next;
+          if (kb + 1 < num_k_blocks) {
+            scale_b_next = scale_b_row[kb + 1];
+            scale_b_2_next = scale_b_row_2[kb + 1];
+          }
+          ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+          gemm::trace_stamp(args.trace, gemm::kTraceFullDone, warpgroup, step);
+          const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
+          const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
+
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+            // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
+            // hardware applies the XOR to the final addresses, row by row. Along M this warpgroup's 64
+            // rows start 64 * 128 bytes down.
+            const uint64_t desc_a =
+                make_descriptor(tile_a + warpgroup * 64 * kSwizzleBytes + kk * WGMMA_K);
+            const uint64_t desc_b = make_descriptor(tile_b + kk * WGMMA_K);
+            Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+          }
+          ptx::wgmma_commit_group();
+          // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+          // asynchronously, and the producer may overwrite it as soon as the empty barrier completes.
+          // (Keeping one group in flight would need the release one stage later: chapter 05 keeps
+          // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators(acc);
+          gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, step);
+          // Read this block's A scales before the stage goes back to the producer.
+          const float* scale_a = smem_sa + state.stage * BLOCK_M;
+          const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
+          const float scale_lo_2 = scale_a[row_lo] * scale_b_2,
+                      scale_hi_2 = scale_a[row_hi] * scale_b_2;
+          // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
+          if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+
+            // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
+            // 8-column group r / 4; the former groups take the first block's scale.
+#pragma unroll
+          for (int r = 0; r < Wgmma::kAccumulators; ++r) {
+            const bool former = r / 4 < kNumFormerIters;
+            const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
+                                                 : (former ? scale_hi : scale_hi_2);
+            final_acc[r] = fmaf(acc[r], scale, final_acc[r]);
+          }
+        }
+      });
+
+      // Epilogue. 0: the shared tile may still hold the previous tile's rows, not yet read by its
+      // TMA store (issued at the end of the previous epilogue and left to run during this tile's
+      // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
+      // first tile), and the named barrier holds the warpgroup's other threads until it has.
+      gemm::trace_stamp(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      if (t == 0) ptx::bulk_wait_group_read<0>();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
+      // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
+      constexpr uint32_t kSpan = TileConfig<BLOCK_N>::kSpan;
+      const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
+#pragma unroll
+      for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2)
+        ptx::stmatrix_x4(smem_d + stmatrix_address_offset(warpgroup, warp, lane, j, BLOCK_M, kSpan),
+                         ptx::pack_bf16x2(final_acc[4 * j + 0], final_acc[4 * j + 1]),
+                         ptx::pack_bf16x2(final_acc[4 * j + 2], final_acc[4 * j + 3]),
+                         ptx::pack_bf16x2(final_acc[4 * j + 4], final_acc[4 * j + 5]),
+                         ptx::pack_bf16x2(final_acc[4 * j + 6], final_acc[4 * j + 7]));
+      // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
+      // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 3: the warpgroup's first thread stores its 64 rows, one box per panel; TMA clips what lies
+      // past M or N. No wait here: the store runs while the warpgroup starts the next tile.
+      if (t == 0) {
+        constexpr int kPanelColumns = TileConfig<BLOCK_N>::kPanelColumns;
+#pragma unroll
+        for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
+          ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + warpgroup * 64) * kSpan,
+                            int32_t(n0 + p * kPanelColumns), int32_t(m0 + warpgroup * 64));
+        ptx::bulk_commit_group();
+      }
+      gemm::trace_stamp(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+    }
+    // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
+    // before the CTA may exit.
+    if (t == 0) ptx::bulk_wait_group_read<0>();
+  }
+}
+
+// D as the TMA store sees it: bf16, N innermost; one box = one panel (span / 2 columns) of one
+// warpgroup's 64 rows, written with the swizzle of that span.
+gemm::TensorMapSpec<2> d_store_view(const gemm::Shape& s, uint32_t span) {
+  gemm::TensorMapSpec<2> spec;
+  spec.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  spec.element_bytes = 2;
+  spec.dims = {uint64_t(s.n), uint64_t(s.m)};
+  spec.strides = {uint64_t(s.n) * 2};
+  spec.box = {span / 2, 64};
+  spec.swizzle = span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                              : CU_TENSOR_MAP_SWIZZLE_32B;
+  return spec;
+}
+
+// The group size: pick_group's (remembered per shape), or CH09_GROUP from the environment, for
+// measuring one order against another on the same kernel (CH09_GROUP=1 is row-major, chapters
+// 06-08's order). Read at every launch, so a test may set it between runs.
+int group_for(int tiles_m, int tiles_n, int block_n, int num_sms) {
+  if (const char* text = std::getenv("CH09_GROUP"); text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const long group = std::strtol(text, &end, 10);
+    if (*end != '\0' || group < 1 || group > (1L << 30))
+      throw gemm::UnsupportedError(
+          std::string("chapter 09: CH09_GROUP must be a positive integer (got \"") + text + "\")");
+    return int(group);
+  }
+  return cached_group(tiles_m, tiles_n, BLOCK_M, block_n, num_sms);
+}
+
+template <int BLOCK_N>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
+  // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one
+  // float at a time of scale B. No block_m / block_n: the grid does not grow with the shape.
+  gemm::check_arguments(args, {.who = "chapter 09",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_sa = 16,
+                               .align_sb = 4,
+                               .align_d = 16});
+  const auto [M, N, K] = args.shape;
+  const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
+  const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
+  const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
+  const CUtensorMap map_d =
+      gemm::make_tensor_map(d_store_view(args.shape, TileConfig<BLOCK_N>::kSpan), args.d);
+  // One CTA per SM, never more CTAs than tiles (shape_error keeps M * N below 2^31, so the tile
+  // count fits an int).
+  const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
+  const int num_sms = gemm::multiprocessor_count();
+  const int group = group_for(tiles_m, tiles_n, BLOCK_N, num_sms);
+  const dim3 grid(persistent_grid(tiles_m * tiles_n, num_sms));
+  gemm::launch("chapter 09", gemm_kernel<BLOCK_N>,
+               {grid, kNumThreads, TileConfig<BLOCK_N>::kSmemBytes, stream}, map_a, map_b, map_sa,
+               map_d, args, group);
+}
+
+// The tile width with the least work per SM: waves * BLOCK_N (ch07::waves' efficiency), the
+// narrower on a tie.
+int choose_block_n(const gemm::Shape& s) {
+  int best = kBlockNChoices[0];
+  for (int block_n : kBlockNChoices)
+    if (waves(s, BLOCK_M, block_n).efficiency > waves(s, BLOCK_M, best).efficiency) best = block_n;
+  return best;
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  switch (choose_block_n(args.shape)) {
+    case 128:
+      return launch_tile<128>(args, stream);
+    case 144:
+      return launch_tile<144>(args, stream);
+    default:
+      return launch_tile<160>(args, stream);
+  }
+}
+
+}  // namespace ch09
