@@ -28,6 +28,9 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 namespace ch09 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
+namespace ch10 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+}
 
 namespace gemm {
 
@@ -118,6 +121,16 @@ const std::vector<Chapter>& chapters() {
        .idea = "one CTA per SM walking tiles in groups along M; the epilogue overlaps the next "
                "tile's loads",
        .launch = ch09::gemm,
+       .applies_scales = true,
+       .bitwise_equal_to_previous = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true},
+      {.number = 10,
+       .dir = "10_tma_multicast",
+       .idea = "2-CTA clusters sharing A or B by TMA multicast; BLOCK_M, BLOCK_N, stages and "
+               "multicast chosen per shape",
+       .launch = ch10::gemm,
        .applies_scales = true,
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,

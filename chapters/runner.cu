@@ -105,7 +105,7 @@ void draw_trace(const Chapter& ch, const DeviceProblem& dev, const std::string& 
 
 }  // namespace
 
-int run_chapter(int number, int argc, char** argv, DrawFn draw) {
+int run_chapter(int number, int argc, char** argv, DrawFn draw, DescribeFn describe) {
   const Chapter* ch = find_chapter(number);
   if (!ch || !ch->launch) {
     std::fprintf(stderr, "chapter %02d is not a registered GEMM chapter\n", number);
@@ -121,6 +121,15 @@ int run_chapter(int number, int argc, char** argv, DrawFn draw) {
   }
   if (opt.help) {
     std::printf("%s", cli_usage(argv[0], program + ": " + ch->idea).c_str());
+    return 0;
+  }
+  if (opt.print_config) {
+    if (!describe) {
+      std::fprintf(stderr, "%s: has no configuration heuristic (--print-config)\n",
+                   program.c_str());
+      return 2;
+    }
+    std::printf("%s\n", describe(opt.shape).c_str());
     return 0;
   }
   if (!opt.draw.empty()) {
@@ -147,6 +156,7 @@ int run_chapter(int number, int argc, char** argv, DrawFn draw) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("%s: %s\n%s, seed %llu, %s (%d SMs)\n", program.c_str(), ch->idea, s.str().c_str(),
                 (unsigned long long)opt.seed, prop.name, prop.multiProcessorCount);
+    if (describe) std::printf("%s\n", describe(s).c_str());
     const HostProblem host = make_problem(s, opt.seed, scales_for(*ch));
     const DeviceProblem dev(host);
     const bool ok = !opt.check || check(*ch, host, dev);

@@ -36,6 +36,9 @@ constexpr Flag kFlags[] = {
      "write the chapter's layout pictures into DIR (no GPU needed); with --no-check "
      "--no-timing, only that",
      "write the chapter's pictures into DIR (no GPU needed)"},
+    {"--print-config", nullptr, true,
+     "print the kernel configuration the chapter chooses for the shape and exit (no GPU needed; "
+     "chapters with a configuration heuristic: 10)"},
     {"--help", nullptr, false, "print this and exit"},
 };
 
@@ -134,6 +137,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const Shape& default_sha
       o.timing = false;
     else if (name == "--draw")
       o.draw = value;
+    else if (name == "--print-config")
+      o.print_config = true;
     else if (name == "--trace")
       o.trace = value;
     else if (name == "--m")

@@ -6,6 +6,7 @@
 //   --no-timing         skip the timing (checks only; for compute-sanitizer)
 //   --trace FILE        draw the kernel's timeline as an SVG (chapters that record one)
 //   --draw DIR          write the chapter's layout pictures (chapters that draw some) into DIR
+//   --print-config      print the kernel configuration chosen for the shape (chapter 10) and exit
 //   --help
 // Any of them combine. A program that is not a GEMM (chapter 01: one wgmma of fixed size) takes
 // only --seed, --no-check, --draw and --help, and refuses the problem and timing flags with a
@@ -25,9 +26,10 @@ struct CliOptions {
   uint64_t seed = kDefaultSeed;
   bool check = true;
   bool timing = true;
-  bool help = false;  // --help was given: the caller prints usage() and exits 0
-  std::string trace;  // --trace FILE: where to draw the timeline; empty: no trace
-  std::string draw;   // --draw DIR: where to write the layout pictures; empty: none
+  bool help = false;          // --help was given: the caller prints usage() and exits 0
+  std::string trace;          // --trace FILE: where to draw the timeline; empty: no trace
+  std::string draw;           // --draw DIR: where to write the layout pictures; empty: none
+  bool print_config = false;  // --print-config: print the chosen configuration and exit 0
 };
 
 // not_a_gemm: nullptr for a GEMM chapter. For a program that is not a GEMM, the reason the problem

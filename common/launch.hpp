@@ -30,15 +30,14 @@ namespace detail {
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who);
 }  // namespace detail
 
-template <class... Params, class... Args>
-void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg, Args&&... args) {
-  detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
+namespace detail {
+// cfg as the runtime takes it; attributes must outlive the returned value.
+inline cudaLaunchConfig_t to_cuda(const LaunchConfig& cfg, cudaLaunchAttribute (&attributes)[1]) {
   cudaLaunchConfig_t config = {};
   config.gridDim = cfg.grid;
   config.blockDim = cfg.block;
   config.dynamicSmemBytes = cfg.smem_bytes;
   config.stream = cfg.stream;
-  cudaLaunchAttribute attributes[1];
   config.attrs = attributes;
   config.numAttrs = 0;
   if (cfg.cluster_size > 1) {
@@ -48,7 +47,28 @@ void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg,
     attributes[0].val.clusterDim.z = 1;
     config.numAttrs = 1;
   }
+  return config;
+}
+}  // namespace detail
+
+template <class... Params, class... Args>
+void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg, Args&&... args) {
+  detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
+  cudaLaunchAttribute attributes[1];
+  const cudaLaunchConfig_t config = detail::to_cuda(cfg, attributes);
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+// How many clusters of cfg's size, block and shared memory can run at once on the current device
+// (cudaOccupancyMaxActiveClusters): what a persistent grid of clusters should not exceed.
+template <class... Params>
+int max_active_clusters(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg) {
+  detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
+  cudaLaunchAttribute attributes[1];
+  const cudaLaunchConfig_t config = detail::to_cuda(cfg, attributes);
+  int clusters = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  return clusters;
 }
 
 }  // namespace gemm

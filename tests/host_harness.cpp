@@ -314,8 +314,9 @@ TEST(Cli, ErrorsNameTheProblem) {
 TEST(Cli, EveryFlagCombinesAndShowsInTheUsage) {
   const char* all[] = {"prog",        "--m",     "64",    "--n",    "2112", "--k",
                        "7168",        "--iters", "3",     "--seed", "5",    "--no-check",
-                       "--no-timing", "--trace", "t.svg", "--draw", "pics"};
+                       "--no-timing", "--trace", "t.svg", "--draw", "pics", "--print-config"};
   const CliOptions o = parse_cli(int(std::size(all)), all, kDefaultShape);
+  EXPECT_TRUE(o.print_config);
   EXPECT_EQ(o.shape.n, 2112);
   EXPECT_EQ(o.iters, 3);
   EXPECT_EQ(o.seed, 5u);
@@ -325,7 +326,7 @@ TEST(Cli, EveryFlagCombinesAndShowsInTheUsage) {
   EXPECT_EQ(o.draw, "pics");
   const std::string usage = cli_usage("prog", "about");
   for (const char* flag : {"--m", "--n", "--k", "--iters", "--seed", "--no-check", "--no-timing",
-                           "--trace", "--draw", "--help"})
+                           "--trace", "--draw", "--print-config", "--help"})
     EXPECT_NE(usage.find(std::string("[") + flag), std::string::npos) << flag;
 }
 
@@ -338,8 +339,10 @@ TEST(Cli, NotAGemmRefusesTheGemmFlagsWithItsReason) {
   EXPECT_EQ(o.draw, "pics");
   EXPECT_EQ(o.seed, 7u);
   EXPECT_FALSE(o.check);
-  for (const char* flag : {"--m", "--n", "--k", "--iters", "--no-timing", "--trace"}) {
-    const bool takes_value = std::string(flag) != "--no-timing";
+  for (const char* flag :
+       {"--m", "--n", "--k", "--iters", "--no-timing", "--trace", "--print-config"}) {
+    const bool takes_value =
+        std::string(flag) != "--no-timing" && std::string(flag) != "--print-config";
     std::vector<const char*> argv = {"prog", flag};
     if (takes_value) argv.push_back("1");
     try {
@@ -352,7 +355,7 @@ TEST(Cli, NotAGemmRefusesTheGemmFlagsWithItsReason) {
   const std::string usage = cli_usage("prog", "about", reason);
   for (const char* flag : {"[--seed", "[--no-check", "[--draw", "[--help", reason})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
-  for (const char* flag : {"--m ", "--iters", "--no-timing", "--trace"})
+  for (const char* flag : {"--m ", "--iters", "--no-timing", "--trace", "--print-config"})
     EXPECT_EQ(usage.find(flag), std::string::npos) << flag;
 }
 

@@ -28,6 +28,21 @@ __device__ __forceinline__ void tma_load_2d(void* smem, const CUtensorMap* map, 
       : "memory");
 }
 
+// The same box, written into the shared memory of every CTA of the cluster whose bit is set in
+// cta_mask (bit i: the CTA of %cluster_ctarank i), at the same offset `smem` in each, and
+// completing the barrier at the same offset `bar` in each of them with the bytes it received
+// (".multicast::cluster", same section). Each destination CTA's barrier must expect those bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(void* smem, const CUtensorMap* map,
+                                                      uint64_t* bar, int32_t c0, int32_t c1,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(shared_address(smem)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1),
+      "h"(cta_mask)
+      : "memory");
+}
+
 // The same for a 3-D tensor (c0 innermost).
 __device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, uint64_t* bar,
                                             int32_t c0, int32_t c1, int32_t c2) {

@@ -1,0 +1,208 @@
+// Chapter 10's host-checkable arithmetic: which kernel a shape gets (the configuration heuristic)
+// and which tile each CTA of a 2-CTA cluster computes. Plain C++ (tests/host_chapter10.cpp);
+// kernel.cu instantiates exactly the variants listed in kVariants and calls cta_tile.
+//
+// The heuristic, in order (every step is a function below, tested on DeepGEMM's 18 shapes):
+//
+// 1. BLOCK_M: 64 when M <= 64 (one math warpgroup: a 128-row tile would be half padding), else
+//    128 (two math warpgroups, chapters 05-09's tile).
+// 2. BLOCK_N from kBlockNChoices: the fewest waves of tiles over the SMs, then the highest
+//    efficiency (useful multiply-adds / work of those waves: the last wave's occupancy and the
+//    padding past M and N), then the wider tile: chapter 07's rule (ch07::waves), offered the
+//    small widths too. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
+//    tiles, 2112 / 16 = 132 tiles, one wave each.
+// 3. Multicast: a 2-CTA cluster shares one operand tile. On B, the two CTAs take vertically
+//    adjacent tiles (the same n-block, m-blocks 2i and 2i + 1) and each loads half of the B tile
+//    for both; on A, horizontally adjacent tiles (n-blocks 2j and 2j + 1) and each loads half of
+//    the A tile for both. Legal when the tiles pair up exactly (tiles_m even for B, tiles_n even
+//    for A), so that no CTA of a cluster is left without a partner tile, and when at least two SMs
+//    exist. When both are legal, the
+//    operand with the larger tile: it saves more bytes per K block (BLOCK_N vs BLOCK_M rows of
+//    128 bytes, each CTA loading half). Otherwise off.
+// 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
+// 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
+//    the group from ch09::pick_group, windows of as many pairs as run at once.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
+#include "chapters/07_two_scale_b/scale_blocks.hpp"
+#include "chapters/09_persistent_scheduler/scheduler.hpp"
+#include "common/check.hpp"
+#include "common/host_device.hpp"
+#include "common/problem.hpp"
+
+namespace ch10 {
+
+using ch09::TileCoord;
+
+enum class Multicast : int { None, A, B };
+
+inline const char* name(Multicast m) {
+  return m == Multicast::A ? "A" : m == Multicast::B ? "B" : "off";
+}
+
+inline constexpr int kBlockK = 128;
+inline constexpr int kBlockNChoices[] = {16, 32, 64, 96, 112, 128, 144, 160};
+inline constexpr uint32_t kSmemBudget = 227 * 1024;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
+inline constexpr int kMaxStages = 16;
+
+// --- Shared memory ------------------------------------------------------------------------------
+//
+// Per stage: the A tile, the B tile (fp8, 128 bytes per row), BLOCK_M A scales (fp32) and two
+// 8-byte barriers; beside the stages, the bf16 D tile of the epilogue (chapter 08).
+GEMM_HOST_DEVICE constexpr uint32_t stage_bytes(int block_m, int block_n) {
+  return uint32_t(block_m) * kBlockK + uint32_t(block_n) * kBlockK + uint32_t(block_m) * 4 + 16;
+}
+GEMM_HOST_DEVICE constexpr uint32_t d_tile_bytes(int block_m, int block_n) {
+  return uint32_t(block_m) * uint32_t(block_n) * 2;
+}
+GEMM_HOST_DEVICE constexpr int stages_for(int block_m, int block_n) {
+  return ch05::stages_for_budget(kSmemBudget, stage_bytes(block_m, block_n),
+                                 d_tile_bytes(block_m, block_n), kMaxStages);
+}
+GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n) {
+  return uint32_t(stages_for(block_m, block_n)) * stage_bytes(block_m, block_n) +
+         d_tile_bytes(block_m, block_n);
+}
+
+// --- The kernels that exist ---------------------------------------------------------------------
+//
+// One compiled kernel per (BLOCK_M, BLOCK_N, multicast) the heuristic can return, and no other:
+// tests/host_chapter10.cpp checks both ways (every choice over a sweep of shapes is listed; every
+// listed variant is chosen by some shape). Multicast on B needs tiles_m even, so never BLOCK_M =
+// 64 (M <= 64 is one row of tiles).
+struct Variant {
+  int block_m, block_n;
+  Multicast multicast;
+};
+GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
+  return x.block_m == y.block_m && x.block_n == y.block_n && x.multicast == y.multicast;
+}
+
+#define CH10_VARIANTS_FOR_N(bn)                                                    \
+  Variant{64, bn, Multicast::None}, Variant{64, bn, Multicast::A},                 \
+      Variant{128, bn, Multicast::None}, Variant{128, bn, Multicast::A}, Variant { \
+    128, bn, Multicast::B                                                          \
+  }
+inline constexpr Variant kVariants[] = {CH10_VARIANTS_FOR_N(16),  CH10_VARIANTS_FOR_N(32),
+                                        CH10_VARIANTS_FOR_N(64),  CH10_VARIANTS_FOR_N(96),
+                                        CH10_VARIANTS_FOR_N(112), CH10_VARIANTS_FOR_N(128),
+                                        CH10_VARIANTS_FOR_N(144), CH10_VARIANTS_FOR_N(160)};
+#undef CH10_VARIANTS_FOR_N
+inline constexpr int kNumVariants = int(sizeof(kVariants) / sizeof(kVariants[0]));
+
+// --- The heuristic ------------------------------------------------------------------------------
+
+struct Config {
+  Variant variant{128, 128, Multicast::None};
+  int stages = 0;
+  uint32_t smem_bytes = 0;
+  int tiles_m = 0, tiles_n = 0;
+  int64_t waves = 0;             // ceil(tiles / num_sms)
+  double efficiency = 0;         // ch07::waves' efficiency
+  int cluster_size = 1;          // 2 with multicast
+  int pairs_m = 0, pairs_n = 0;  // the grid the scheduler walks: tiles, or pairs of tiles
+  int group = 1;                 // ch09's group over that grid
+  int clusters = 0;              // clusters launched: min(pairs, num_sms / cluster_size)
+  int grid = 0;                  // CTAs launched: clusters * cluster_size
+};
+
+GEMM_HOST_DEVICE constexpr int block_m_for(int64_t m) {
+  return m <= 64 ? 64 : 128;
+}
+
+constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
+  int best = kBlockNChoices[0];
+  ch07::WaveInfo best_w = ch07::waves(s, block_m, best, num_sms);
+  for (int block_n : kBlockNChoices) {
+    const ch07::WaveInfo w = ch07::waves(s, block_m, block_n, num_sms);
+    const bool better =
+        w.waves < best_w.waves ||
+        (w.waves == best_w.waves && (w.efficiency > best_w.efficiency ||
+                                     (w.efficiency == best_w.efficiency && block_n > best)));
+    if (better) best = block_n, best_w = w;
+  }
+  return best;
+}
+
+constexpr Multicast multicast_for(int tiles_m, int tiles_n, int block_m, int block_n,
+                                  int num_sms = ch09::kH100Sms) {
+  if (num_sms < 2) return Multicast::None;  // no room for a cluster of two
+  const bool on_b = tiles_m % 2 == 0, on_a = tiles_n % 2 == 0;
+  if (on_a && on_b) return block_n >= block_m ? Multicast::B : Multicast::A;
+  return on_b ? Multicast::B : on_a ? Multicast::A : Multicast::None;
+}
+
+// The rest of the configuration, for a given variant: stages, grid, the scheduler's grid of pairs
+// and its group. Host only: pick_group walks the tiles (ch09::cached_group remembers its
+// answers). Throws UnsupportedError for a multicast the shape's tiles do not pair up for.
+inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::kH100Sms) {
+  Config c;
+  c.variant = v;
+  c.tiles_m = int((s.m + v.block_m - 1) / v.block_m);
+  c.tiles_n = int((s.n + v.block_n - 1) / v.block_n);
+  if ((v.multicast == Multicast::B && c.tiles_m % 2 != 0) ||
+      (v.multicast == Multicast::A && c.tiles_n % 2 != 0) ||
+      (v.multicast != Multicast::None && num_sms < 2))
+    throw gemm::UnsupportedError(std::string("chapter 10: multicast on ") + name(v.multicast) +
+                                 " needs the tiles to pair up (" + std::to_string(c.tiles_m) +
+                                 " x " + std::to_string(c.tiles_n) + " tiles of " + s.str() + ")");
+  c.stages = stages_for(v.block_m, v.block_n);
+  c.smem_bytes = smem_bytes(v.block_m, v.block_n);
+  const ch07::WaveInfo w = ch07::waves(s, v.block_m, v.block_n, num_sms);
+  c.waves = w.waves;
+  c.efficiency = w.efficiency;
+  c.cluster_size = v.multicast == Multicast::None ? 1 : 2;
+  c.pairs_m = v.multicast == Multicast::B ? c.tiles_m / 2 : c.tiles_m;
+  c.pairs_n = v.multicast == Multicast::A ? c.tiles_n / 2 : c.tiles_n;
+  const int running = num_sms / c.cluster_size;  // clusters at once, if every one fits
+  c.group =
+      ch09::cached_group(c.pairs_m, c.pairs_n, v.block_m * (v.multicast == Multicast::B ? 2 : 1),
+                         v.block_n * (v.multicast == Multicast::A ? 2 : 1), running);
+  c.clusters = ch09::persistent_grid(c.pairs_m * c.pairs_n, running);
+  c.grid = c.clusters * c.cluster_size;
+  return c;
+}
+
+// The heuristic: steps 1 to 3 choose the variant, make_config the rest.
+inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
+  const int block_m = block_m_for(s.m);
+  const int block_n = block_n_for(s, block_m, num_sms);
+  const int tiles_m = int((s.m + block_m - 1) / block_m);
+  const int tiles_n = int((s.n + block_n - 1) / block_n);
+  return make_config(
+      s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
+}
+
+// --- Which tile a CTA computes ------------------------------------------------------------------
+//
+// The scheduler walks the grid of pairs (pairs_m x pairs_n) in ch09's grouped order; pair p of
+// the cluster's walk is tile_at(p, ...), and the CTA of rank r in the cluster takes the tile at
+// offset r along the multicast direction. Without multicast a "pair" is one tile and r = 0.
+GEMM_HOST_DEVICE constexpr TileCoord cta_tile(int pair_index, int rank, int pairs_m, int pairs_n,
+                                              int group, Multicast multicast) {
+  const TileCoord p = ch09::tile_at(pair_index, pairs_m, pairs_n, group);
+  if (multicast == Multicast::B) return {2 * p.m_block + rank, p.n_block};
+  if (multicast == Multicast::A) return {p.m_block, 2 * p.n_block + rank};
+  return p;
+}
+
+// One line per field, for --print-config.
+inline std::string describe(const gemm::Shape& s, const Config& c) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "shape %s: BLOCK_M %d, BLOCK_N %d, multicast %s (cluster of %d), %d stages "
+                "(%u bytes of shared memory), %d x %d tiles, %lld waves of SMs (efficiency "
+                "%.3f), scheduler over %d x %d %s, group %d, %d CTAs",
+                s.str().c_str(), c.variant.block_m, c.variant.block_n, name(c.variant.multicast),
+                c.cluster_size, c.stages, c.smem_bytes, c.tiles_m, c.tiles_n,
+                static_cast<long long>(c.waves), c.efficiency, c.pairs_m, c.pairs_n,
+                c.cluster_size == 1 ? "tiles" : "pairs", c.group, c.grid);
+  return buf;
+}
+
+}  // namespace ch10

@@ -1,0 +1,65 @@
+// Chapter 10's own GPU checks: every compiled variant, not only those the heuristic picks for the
+// registry's shapes, against chapter 09 bit for bit, on ragged shapes whose tiles pair up for its
+// multicast; and the refusal of a multicast the shape cannot pair.
+#include <string>
+#include <vector>
+
+#include "chapters/10_tma_multicast/config.hpp"
+#include "chapters/registry.hpp"
+#include "common/reference.hpp"
+#include "tests/gpu.hpp"
+
+namespace ch10 {
+void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  // kernel.cu
+}
+
+namespace gemm {
+namespace {
+
+std::string name_of(const ch10::Variant& v) {
+  return std::to_string(v.block_m) + "x" + std::to_string(v.block_n) + " multicast " +
+         ch10::name(v.multicast);
+}
+
+// Two rows and six columns of tiles, the last of each ragged (M and N stop 7 rows and 8 columns
+// short): every multicast pairs up, and the TMA clipping of loads and stores is exercised; then
+// twelve rows and 72 columns, more tiles than CTAs, so that clusters walk several pairs. Four K
+// blocks each, so consecutive tiles share the ring at every stage count.
+TEST(Chapter10, EveryVariantMatchesChapter09) {
+  SKIP_WITHOUT_HOPPER();
+  for (const ch10::Variant& v : ch10::kVariants) {
+    for (const int rows : {2, 12}) {
+      const Shape s{int64_t(rows) * v.block_m - 7, int64_t(6 * rows) * v.block_n - 8, 512};
+      const uint64_t seed = testing::test_seed() + uint64_t(v.block_n) + uint64_t(rows);
+      const std::string what = name_of(v) + " " + s.str() + " seed " + std::to_string(seed);
+      const HostProblem host = make_problem(s, seed, Scales::Random);
+      const DeviceProblem dev(host);
+      const std::vector<uint16_t> d09 = run_and_download(*find_chapter(9), dev);
+      dev.poison();
+      ch10::gemm_variant(dev.args(), v, nullptr);
+      EXPECT_EQ(count_bit_differences(dev.download_d(), d09), 0) << what;
+    }
+  }
+}
+
+// Multicast on B with an odd number of tile rows, on A with an odd number of tile columns:
+// refused before anything launches.
+TEST(Chapter10, RefusesAMulticastTheTilesCannotPair) {
+  SKIP_WITHOUT_HOPPER();
+  const Shape s{3 * 128, 3 * 160, 256};
+  const DeviceProblem dev(make_problem(s, testing::test_seed(), Scales::Random));
+  for (const ch10::Variant v :
+       {ch10::Variant{128, 160, ch10::Multicast::B}, ch10::Variant{128, 160, ch10::Multicast::A}}) {
+    dev.poison();
+    try {
+      ch10::gemm_variant(dev.args(), v, nullptr);
+      ADD_FAILURE() << name_of(v) << " was accepted on " << s.str();
+    } catch (const UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("pair up"), std::string::npos) << e.what();
+    }
+    for (uint16_t bits : dev.download_d()) ASSERT_EQ(bits, kPoisonBits) << name_of(v);
+  }
+}
+
+}  // namespace
+}  // namespace gemm

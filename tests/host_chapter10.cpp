@@ -1,0 +1,196 @@
+// Chapter 10's plain arithmetic: the configuration heuristic on DeepGEMM's 18 shapes (the table in
+// the README), the compiled variants against what the heuristic can choose (both ways), the
+// shared-memory budget of every variant, and the walk of the clusters over the pairs of tiles
+// (every tile exactly once, both CTAs of a cluster always busy together).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "chapters/10_tma_multicast/config.hpp"
+
+namespace {
+
+using ch10::Multicast;
+
+struct Expected {
+  gemm::Shape shape;
+  int block_m, block_n;
+  Multicast multicast;
+  int stages, group, grid;
+};
+
+// What choose_config returns for the benchmark shapes on 132 SMs (README, "The configuration").
+const Expected kExpected[] = {
+    {{64, 2112, 7168}, 64, 16, Multicast::A, 16, 1, 132},
+    {{64, 24576, 1536}, 64, 96, Multicast::A, 10, 1, 132},
+    {{64, 32768, 512}, 64, 128, Multicast::A, 8, 1, 132},
+    {{64, 7168, 16384}, 64, 64, Multicast::A, 13, 1, 112},
+    {{64, 4096, 7168}, 64, 32, Multicast::A, 16, 1, 128},
+    {{64, 7168, 2048}, 64, 64, Multicast::A, 13, 1, 112},
+    {{128, 2112, 7168}, 128, 16, Multicast::A, 12, 1, 132},
+    {{128, 24576, 1536}, 128, 96, Multicast::A, 7, 1, 132},
+    {{128, 32768, 512}, 128, 128, Multicast::A, 5, 1, 132},
+    {{128, 7168, 16384}, 128, 64, Multicast::A, 8, 1, 112},
+    {{128, 4096, 7168}, 128, 32, Multicast::A, 10, 1, 128},
+    {{128, 7168, 2048}, 128, 64, Multicast::A, 8, 1, 112},
+    {{4096, 2112, 7168}, 128, 144, Multicast::B, 5, 1, 132},
+    {{4096, 24576, 1536}, 128, 160, Multicast::B, 5, 8, 132},
+    {{4096, 32768, 512}, 128, 160, Multicast::B, 5, 8, 132},
+    {{4096, 7168, 16384}, 128, 160, Multicast::B, 5, 8, 132},
+    {{4096, 4096, 7168}, 128, 160, Multicast::B, 5, 8, 132},
+    {{4096, 7168, 2048}, 128, 160, Multicast::B, 5, 8, 132},
+};
+
+TEST(Chapter10, ConfigurationOfTheBenchmarkShapes) {
+  ASSERT_EQ(std::size(kExpected), std::size(gemm::kDeepGemmShapes));
+  for (size_t i = 0; i < std::size(kExpected); ++i) {
+    const Expected& e = kExpected[i];
+    EXPECT_EQ(e.shape.str(), gemm::kDeepGemmShapes[i].str()) << "the table follows kDeepGemmShapes";
+    const ch10::Config c = ch10::choose_config(e.shape);
+    const std::string what = ch10::describe(e.shape, c);
+    EXPECT_EQ(c.variant.block_m, e.block_m) << what;
+    EXPECT_EQ(c.variant.block_n, e.block_n) << what;
+    EXPECT_EQ(c.variant.multicast, e.multicast) << what;
+    EXPECT_EQ(c.stages, e.stages) << what;
+    EXPECT_EQ(c.group, e.group) << what;
+    EXPECT_EQ(c.grid, e.grid) << what;
+    // The M = 4096 shapes keep chapters 07-09's BLOCK_N.
+    if (e.shape.m == 4096) {
+      EXPECT_EQ(c.variant.block_n, ch07::best_block_n(e.shape, 128)) << what;
+    }
+    // Small M fills the SMs with narrow tiles: at least 112 of 132 SMs get a tile.
+    if (e.shape.m <= 128) {
+      EXPECT_GE(c.tiles_m * c.tiles_n, 112) << what;
+    }
+  }
+}
+
+// The printed line names every choice.
+TEST(Chapter10, DescribeNamesEveryChoice) {
+  const gemm::Shape s{4096, 7168, 16384};
+  const std::string line = ch10::describe(s, ch10::choose_config(s));
+  for (const char* part : {"BLOCK_M 128", "BLOCK_N 160", "multicast B (cluster of 2)", "5 stages",
+                           "32 x 45 tiles", "11 waves", "16 x 45 pairs", "group 8", "132 CTAs"})
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
+}
+
+// The rules, one by one.
+TEST(Chapter10, TheRules) {
+  EXPECT_EQ(ch10::block_m_for(1), 64);
+  EXPECT_EQ(ch10::block_m_for(64), 64);
+  EXPECT_EQ(ch10::block_m_for(65), 128);
+  // Multicast needs the tiles to pair up exactly; the larger tile wins when both do.
+  EXPECT_EQ(ch10::multicast_for(32, 45, 128, 160), Multicast::B);
+  EXPECT_EQ(ch10::multicast_for(33, 46, 128, 160), Multicast::A);
+  EXPECT_EQ(ch10::multicast_for(33, 45, 128, 160), Multicast::None);
+  EXPECT_EQ(ch10::multicast_for(1, 1, 64, 16), Multicast::None);
+  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 128), Multicast::B);
+  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 96), Multicast::A);
+  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 96, 1), Multicast::None);
+  // A ragged M keeps its tiles unpaired along M.
+  const ch10::Config c = ch10::choose_config({4097, 7168, 1024});
+  EXPECT_EQ(c.tiles_m, 33);
+  EXPECT_NE(c.variant.multicast, Multicast::B);
+  // Fewer SMs: fewer CTAs, same tiles.
+  const ch10::Config d = ch10::choose_config({4096, 7168, 1024}, 114);
+  EXPECT_LE(d.grid, 114);
+  EXPECT_EQ(d.grid % d.cluster_size, 0);
+}
+
+// Every variant fits in the shared-memory budget with at least two stages, and its layout is the
+// kernel's (kernel.cu static_asserts the same against TileConfig).
+TEST(Chapter10, EveryVariantFitsTheBudget) {
+  for (const ch10::Variant& v : ch10::kVariants) {
+    const int stages = ch10::stages_for(v.block_m, v.block_n);
+    EXPECT_GE(stages, 2) << v.block_m << " x " << v.block_n;
+    EXPECT_LE(stages, ch10::kMaxStages);
+    EXPECT_LE(ch10::smem_bytes(v.block_m, v.block_n), ch10::kSmemBudget);
+    // One more stage would not fit (or the cap binds).
+    if (stages < ch10::kMaxStages) {
+      EXPECT_GT(ch10::smem_bytes(v.block_m, v.block_n) + ch10::stage_bytes(v.block_m, v.block_n),
+                ch10::kSmemBudget);
+    }
+    EXPECT_TRUE(v.multicast != Multicast::B || v.block_m == 128)
+        << "multicast on B needs two rows of tiles, so M > 64";
+  }
+}
+
+// The variants compiled are exactly those the heuristic chooses over a sweep of shapes: no choice
+// without a kernel, no kernel never chosen.
+TEST(Chapter10, CompiledVariantsAreExactlyTheChoices) {
+  std::set<std::tuple<int, int, int>> chosen;
+  const int64_t ms[] = {1,    7,    16,   32,   48,   63,   64,   65,   100,   127,
+                        128,  129,  200,  256,  257,  384,  512,  640,  768,   1000,
+                        1024, 1500, 2048, 3000, 4096, 4097, 6000, 8192, 12288, 16384};
+  for (int64_t m : ms)
+    for (int64_t n = 8; n <= 32768; n += 8) {
+      const ch10::Config c = ch10::choose_config({m, n, 512});
+      bool compiled = false;
+      for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
+      ASSERT_TRUE(compiled) << ch10::describe({m, n, 512}, c);
+      chosen.insert({c.variant.block_m, c.variant.block_n, int(c.variant.multicast)});
+    }
+  for (const ch10::Variant& v : ch10::kVariants)
+    EXPECT_TRUE(chosen.count({v.block_m, v.block_n, int(v.multicast)}))
+        << "never chosen: " << v.block_m << " x " << v.block_n << " multicast "
+        << ch10::name(v.multicast);
+  EXPECT_EQ(chosen.size(), std::size(ch10::kVariants));
+}
+
+// The kernel's walk: cluster c takes pairs c, c + clusters, ...; its CTA of rank r takes
+// cta_tile(pair, r). Every tile exactly once; both CTAs of a cluster take the same number of
+// tiles (they meet at the same barriers); with multicast, the two tiles of a pair share the
+// multicast operand's block.
+TEST(Chapter10, ClustersVisitEveryTileOnce) {
+  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
+                                  std::end(gemm::kDeepGemmShapes));
+  shapes.insert(shapes.end(), {{1, 8, 128},
+                               {1, 136, 128},
+                               {65, 264, 256},
+                               {257, 2120, 512},
+                               {4097, 7176, 256},
+                               {4096, 7176, 256},
+                               {8192, 1024, 128},
+                               {640, 32768, 128}});
+  for (const int num_sms : {132, 114, 8, 1})
+    for (const gemm::Shape& s : shapes) {
+      const ch10::Config c = ch10::choose_config(s, num_sms);
+      const std::string what = ch10::describe(s, c) + " on " + std::to_string(num_sms) + " SMs";
+      ASSERT_GE(c.grid, 1) << what;
+      ASSERT_EQ(c.grid % c.cluster_size, 0) << what;
+      const int clusters = c.grid / c.cluster_size, pairs = c.pairs_m * c.pairs_n;
+      std::vector<int> seen(size_t(c.tiles_m) * c.tiles_n, 0);
+      for (int cluster = 0; cluster < clusters; ++cluster) {
+        int count[2] = {0, 0};
+        for (int pair = cluster; pair < pairs; pair += clusters) {
+          ch09::TileCoord t[2];
+          for (int rank = 0; rank < c.cluster_size; ++rank) {
+            t[rank] =
+                ch10::cta_tile(pair, rank, c.pairs_m, c.pairs_n, c.group, c.variant.multicast);
+            ASSERT_GE(t[rank].m_block, 0) << what;
+            ASSERT_LT(t[rank].m_block, c.tiles_m) << what;
+            ASSERT_GE(t[rank].n_block, 0) << what;
+            ASSERT_LT(t[rank].n_block, c.tiles_n) << what;
+            ++seen[size_t(t[rank].m_block) * c.tiles_n + t[rank].n_block];
+            ++count[rank];
+          }
+          if (c.variant.multicast == Multicast::B) {
+            EXPECT_EQ(t[0].n_block, t[1].n_block) << what;
+          }
+          if (c.variant.multicast == Multicast::A) {
+            EXPECT_EQ(t[0].m_block, t[1].m_block) << what;
+          }
+        }
+        if (c.cluster_size == 2) {
+          EXPECT_EQ(count[0], count[1]) << what;
+        }
+      }
+      for (size_t i = 0; i < seen.size(); ++i)
+        ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
+    }
+}
+
+}  // namespace
