@@ -5,7 +5,9 @@
 #   ./run_all.sh            build + benchmark + docs/progression.md (and .png with matplotlib)
 #   ./run_all.sh --full     also every test, the chapter binaries and compute-sanitizer: the one
 #                           command to send to the GPU machine
-#   ./run_all.sh --ncu      also profile chapters 02-05 with Nsight Compute (shared memory)
+#   ./run_all.sh --ncu      also profile with Nsight Compute: chapters 02-05 (shared memory), and
+#                           08-10 at 4096x7168x16384 (L2 hit rate, DRAM bytes; 09 and 10 in their
+#                           own tile order and in row-major, CH09_GROUP=1)
 #   ./run_all.sh --no-bench skip the progression benchmark (with --full: tests only)
 #   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
 #
@@ -61,6 +63,9 @@ if [ "$full" = 1 ]; then
       name=$(basename "$exe")
       shapes=("200 264 640" "1 136 384")
       [[ "$name" == 01_* ]] && shapes=("")
+      # The TMA-store and persistent chapters: a shape with several tiles per CTA, and M = 1 with
+      # an even number of 16-wide tiles (chapter 10: multicast on A, half of it below M).
+      [[ "$name" =~ ^(08|09|10)_ ]] && shapes+=("257 1168 1024" "1 256 384")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
@@ -88,6 +93,29 @@ if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
       --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum,l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum \
       "$exe" --m 4096 --n 4096 --k 7168 --no-check --iters 1 >"$results/ncu-$name.log" 2>&1
     note "ncu $name" "$(grep -E 'Duration|shared_op_(st|gmma).sum' "$results/ncu-$name.log" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+  done
+fi
+
+# The timelines of the persistent chapters (the epilogue against the next tile's loads), on a shape
+# with few K blocks per tile so that the tiles are visible: SVGs in build/results.
+if [ "$full" = 1 ]; then
+  for name in 09_persistent_scheduler 10_tma_multicast; do
+    "$bin/$name" --m 4096 --n 7168 --k 2048 --no-check --no-timing \
+      --trace "$results/trace-$name-4096x7168x2048.svg" >"$results/trace-$name.log" 2>&1
+    note "trace $name" "exit $?: $(tail -n 1 "$results/trace-$name.log")"
+  done
+fi
+
+# What the tile order and the multicast do to L2 and DRAM, at the headline shape.
+if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
+  for run in 08_stmatrix_epilogue: 09_persistent_scheduler: 09_persistent_scheduler:1 \
+    10_tma_multicast: 10_tma_multicast:1; do
+    name=${run%%:*}
+    group=${run#*:}
+    CH09_GROUP=$group ncu --kernel-name regex:gemm_kernel --launch-count 1 \
+      --metrics gpu__time_duration.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed \
+      "$bin/$name" --m 4096 --n 7168 --k 16384 --no-check --iters 1 >"$results/ncu-l2-$name-group$group.log" 2>&1
+    note "ncu $name group=${group:-own}" "$(grep -E 'gpu__time|hit_rate|dram__bytes|srcunit_tex|lts__throughput' "$results/ncu-l2-$name-group$group.log" | awk '{print $1"="$(NF-1)$NF}' | tr '\n' ' ')"
   done
 fi
 

@@ -4,7 +4,10 @@
     progression.py RESULTS.json --md docs/progression.md --png docs/progression.png
     progression.py RESULTS.json --print        # the TFLOPS table on stdout
 
-Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes.
+Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes. Beside the run's own
+peers, DeepGEMM's figures from ../shared/design/anchors.md (measured on our H100 by the same method,
+in other runs; and as published for the H800) are quoted, labelled as such, in the comparison of the
+last chapter with the best peer and in the chart.
 """
 import argparse
 import json
@@ -14,6 +17,26 @@ PEER_NOTES = {
     "cublasLt-blk": "cuBLASLt fp8, 1x128 / 128x128 block scales (the same problem)",
     "cublasLt-scalar": "cuBLASLt fp8, per-tensor scales (the unscaled product)",
     "cublasLt-bf16": "cuBLASLt bf16",
+}
+
+HEADLINE = "4096x7168x16384"
+
+# DeepGEMM (commit 8dfa329) on our H100 SXM, TFLOPS by CUDA events with an 8 GB flush, median of
+# 30, the higher of two runs (2026-11-22 and 2026-11-23): anchors.md, "DeepGEMM here".
+DEEPGEMM_HERE = {
+    "64x2112x7168": 133, "64x24576x1536": 213, "64x32768x512": 159, "64x7168x16384": 272,
+    "64x4096x7168": 187, "64x7168x2048": 159, "128x2112x7168": 247, "128x24576x1536": 398,
+    "128x32768x512": 292, "128x7168x16384": 509, "128x4096x7168": 336, "128x7168x2048": 284,
+    "4096x2112x7168": 1107, "4096x24576x1536": 1259, "4096x32768x512": 926,
+    "4096x7168x16384": 1465, "4096x4096x7168": 1398, "4096x7168x2048": 1202,
+}
+# DeepGEMM's README of April 2025, H800 (anchors.md): the stretch, not run here.
+DEEPGEMM_H800 = {
+    "64x2112x7168": 206, "64x24576x1536": 289, "64x32768x512": 219, "64x7168x16384": 336,
+    "64x4096x7168": 287, "64x7168x2048": 295, "128x2112x7168": 352, "128x24576x1536": 535,
+    "128x32768x512": 358, "128x7168x16384": 645, "128x4096x7168": 533, "128x7168x2048": 510,
+    "4096x2112x7168": 1127, "4096x24576x1536": 1212, "4096x32768x512": 775,
+    "4096x7168x16384": 1520, "4096x4096x7168": 1410, "4096x7168x2048": 1168,
 }
 
 
@@ -47,6 +70,38 @@ def table(order, rows, shapes, field, fmt):
     return "\n".join(lines)
 
 
+def tflops(rows, name, shape):
+    v = rows.get(name, {}).get(shape)
+    return None if v is None else v[0]
+
+
+def against_best_peer(order, rows, shapes):
+    """The last chapter per shape against the best of cuBLASLt block-scaled and per-tensor (this
+    run) and DeepGEMM here (anchors.md); DeepGEMM's H800 figure beside it."""
+    chapters = [r for r in order if r[:2].isdigit()]
+    if not chapters:
+        return ""
+    last = chapters[-1]
+    lines = [
+        f"| shape | {last} | best peer | which | ratio | DeepGEMM H800 (published) | ratio |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for s in shapes:
+        ours = tflops(rows, last, s)
+        peers = {p: tflops(rows, p, s) for p in ("cublasLt-blk", "cublasLt-scalar")}
+        peers["DeepGEMM here"] = DEEPGEMM_HERE.get(s)
+        peers = {p: v for p, v in peers.items() if v}
+        if ours is None or not peers:
+            continue
+        best = max(peers, key=peers.get)
+        h800 = DEEPGEMM_H800.get(s)
+        lines.append(
+            f"| {s.replace('x', ' x ', 2)} | {ours:.0f} | {peers[best]:.0f} | {best} | "
+            f"{ours / peers[best]:.2f} | {h800 or '-'} | "
+            + (f"{ours / h800:.2f}" if h800 else "-") + " |")
+    return "\n".join(lines)
+
+
 def markdown(context, order, rows, shapes):
     gpu = context.get("gpu", "GPU")
     date = context.get("date", "")
@@ -67,10 +122,21 @@ def markdown(context, order, rows, shapes):
         "",
         table(order, rows, shapes, 1, "{:.0f}"),
         "",
+        "## The last chapter against the best peer",
+        "",
+        "TFLOPS. The best of cuBLASLt block-scaled and per-tensor (this run) and DeepGEMM measured on",
+        "our H100 by the same method in other runs (`anchors.md`, \"DeepGEMM here\"); DeepGEMM's",
+        "published H800 figures, the stretch, beside them.",
+        "",
+        against_best_peer(order, rows, shapes),
+        "",
         "## Peers",
         "",
     ]
     out += [f"- `{p}`: {n}" for p, n in PEER_NOTES.items() if p in rows]
+    out += ["- DeepGEMM here: commit 8dfa329 on our H100, events, 8 GB flush, median of 30 "
+            "(`anchors.md`; not this run)",
+            "- DeepGEMM H800: its README of April 2025 (`anchors.md`; not measured here)"]
     return "\n".join(out) + "\n"
 
 
@@ -83,7 +149,9 @@ def chart(order, rows, shapes, path):
     except ImportError:
         print("matplotlib not available: no chart", file=sys.stderr)
         return
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5), sharey=False)
+    fig = plt.figure(figsize=(18, 11))
+    grid = fig.add_gridspec(2, 3)
+    axes = [fig.add_subplot(grid[0, i]) for i in range(3)]
     for ax, m in zip(axes, ("64", "128", "4096")):
         cols = [s for s in shapes if s.split("x")[0] == m]
         width = 0.8 / max(len(order), 1)
@@ -96,9 +164,33 @@ def chart(order, rows, shapes, path):
         ax.set_title(f"M = {m}  (N x K below)")
         ax.set_ylabel("TFLOPS")
     axes[0].legend(fontsize=7)
+    line_chart(fig.add_subplot(grid[1, :]), order, rows)
     fig.suptitle("FP8 GEMM progression, chapters beside cuBLASLt")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def line_chart(ax, order, rows):
+    """The progression on the headline shape: chapters on the x axis, the peers as horizontal
+    lines (this run's cuBLASLt solid; DeepGEMM from anchors.md dashed and dotted)."""
+    chapters = [r for r in order if r[:2].isdigit() and tflops(rows, r, HEADLINE)]
+    xs = [int(r[:2]) for r in chapters]
+    ys = [tflops(rows, r, HEADLINE) for r in chapters]
+    ax.plot(xs, ys, marker="o", color="black", label="chapters (this run)")
+    for x, y in zip(xs, ys):
+        ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, 6), ha="center",
+                    fontsize=8)
+    peers = [(p, tflops(rows, p, HEADLINE), "-") for p in PEER_NOTES]
+    peers += [("DeepGEMM here (anchors.md)", DEEPGEMM_HERE[HEADLINE], "--"),
+              ("DeepGEMM H800, published", DEEPGEMM_H800[HEADLINE], ":")]
+    for i, (name, y, style) in enumerate(peers):
+        if y:
+            ax.axhline(y, linestyle=style, color=f"C{i}", label=f"{name}: {y:.0f}")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([r.replace("_", " ", 1) for r in chapters], rotation=20, fontsize=8)
+    ax.set_ylabel("TFLOPS")
+    ax.set_title(f"The progression at {HEADLINE.replace('x', ' x ')}")
+    ax.legend(fontsize=8, loc="upper left")
 
 
 def main():

@@ -42,6 +42,23 @@ TEST(Chapter10, EveryVariantMatchesChapter09) {
   }
 }
 
+// Multicast on A at M = 1: the rank-1 CTA's half of the A tile (rows 32-63 or 64-127) lies wholly
+// below M, a box the TMA fills with zeros and still counts in full.
+TEST(Chapter10, MulticastOnAWithAHalfTilePastM) {
+  SKIP_WITHOUT_HOPPER();
+  for (const ch10::Variant v :
+       {ch10::Variant{64, 16, ch10::Multicast::A}, ch10::Variant{128, 32, ch10::Multicast::A}}) {
+    const Shape s{1, 16 * int64_t(v.block_n), 384};
+    const uint64_t seed = testing::test_seed() + uint64_t(v.block_m);
+    const DeviceProblem dev(make_problem(s, seed, Scales::Random));
+    const std::vector<uint16_t> d09 = run_and_download(*find_chapter(9), dev);
+    dev.poison();
+    ch10::gemm_variant(dev.args(), v, nullptr);
+    EXPECT_EQ(count_bit_differences(dev.download_d(), d09), 0)
+        << name_of(v) << " " << s.str() << " seed " << seed;
+  }
+}
+
 // Multicast on B with an odd number of tile rows, on A with an odd number of tile columns:
 // refused before anything launches.
 TEST(Chapter10, RefusesAMulticastTheTilesCannotPair) {
