@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
@@ -115,19 +116,18 @@ GEMM_HOST_DEVICE constexpr int block_m_for(int64_t m) {
   return m <= 64 ? 64 : 128;
 }
 
+// Chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices).
 constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
-  int best = kBlockNChoices[0];
-  ch07::WaveInfo best_w = ch07::waves(s, block_m, best, num_sms);
-  for (int block_n : kBlockNChoices) {
-    const ch07::WaveInfo w = ch07::waves(s, block_m, block_n, num_sms);
-    const bool better =
-        w.waves < best_w.waves ||
-        (w.waves == best_w.waves && (w.efficiency > best_w.efficiency ||
-                                     (w.efficiency == best_w.efficiency && block_n > best)));
-    if (better) best = block_n, best_w = w;
-  }
-  return best;
+  return ch07::best_block_n(s, block_m, num_sms);
 }
+
+constexpr bool same_widths_as_chapter_07() {
+  if (std::size(kBlockNChoices) != std::size(ch07::kOfferedBlockN)) return false;
+  for (size_t i = 0; i < std::size(kBlockNChoices); ++i)
+    if (kBlockNChoices[i] != ch07::kOfferedBlockN[i]) return false;
+  return true;
+}
+static_assert(same_widths_as_chapter_07(), "block_n_for chooses among ch07::kOfferedBlockN");
 
 constexpr Multicast multicast_for(int tiles_m, int tiles_n, int block_m, int block_n,
                                   int num_sms = ch09::kH100Sms) {
