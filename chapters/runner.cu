@@ -129,7 +129,12 @@ int run_chapter(int number, int argc, char** argv, DrawFn draw, DescribeFn descr
                    program.c_str());
       return 2;
     }
-    std::printf("%s\n", describe(opt.shape).c_str());
+    try {
+      std::printf("%s\n", describe(opt.shape).c_str());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+      return 2;
+    }
     return 0;
   }
   if (!opt.draw.empty()) {

@@ -100,6 +100,34 @@ TEST(Chapter10, TheRules) {
   EXPECT_EQ(d.grid % d.cluster_size, 0);
 }
 
+// CH10_MULTICAST: unset or empty keeps the choice; off, A and B replace step 3 where the tiles
+// pair up; anything else, or a multicast that cannot pair, is refused naming the variable or the
+// pairing.
+TEST(Chapter10, MulticastOverride) {
+  const gemm::Shape s{4096, 7168, 16384};  // 32 x 45 tiles: B pairs, A does not
+  const ch10::Config chosen = ch10::choose_config(s);
+  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, nullptr).variant, chosen.variant);
+  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, "").variant, chosen.variant);
+  const ch10::Config off = ch10::apply_multicast_override(s, chosen, "off");
+  EXPECT_EQ(off.variant.multicast, Multicast::None);
+  EXPECT_EQ(off.variant.block_n, chosen.variant.block_n);
+  EXPECT_EQ(off.cluster_size, 1);
+  EXPECT_EQ(off.grid, 132);
+  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, "B").variant.multicast, Multicast::B);
+  auto refusal = [&](const char* text) {
+    try {
+      ch10::apply_multicast_override(s, chosen, text);
+    } catch (const gemm::UnsupportedError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal("A").find("pair up"), std::string::npos) << refusal("A");
+  for (const char* bad : {"a", "on", "AB", "0", " B"})
+    EXPECT_NE(refusal(bad).find("CH10_MULTICAST must be off, A or B"), std::string::npos)
+        << bad << ": " << refusal(bad);
+}
+
 // Every variant fits in the shared-memory budget with at least two stages, and its layout is the
 // kernel's (kernel.cu static_asserts the same against TileConfig).
 TEST(Chapter10, EveryVariantFitsTheBudget) {

@@ -178,6 +178,26 @@ inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) 
       s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
 }
 
+// CH10_MULTICAST, the environment's override of step 3 (for measuring what multicast is worth on
+// one shape): "off", "A" or "B"; nullptr or "" leaves the heuristic's choice. Anything else, and a
+// multicast the shape's tiles cannot pair for (make_config), is refused with a sentence.
+inline Config apply_multicast_override(const gemm::Shape& s, const Config& chosen, const char* text,
+                                       int num_sms = ch09::kH100Sms) {
+  if (text == nullptr || *text == '\0') return chosen;
+  const std::string value = text;
+  Multicast m;
+  if (value == "off")
+    m = Multicast::None;
+  else if (value == "A")
+    m = Multicast::A;
+  else if (value == "B")
+    m = Multicast::B;
+  else
+    throw gemm::UnsupportedError("chapter 10: CH10_MULTICAST must be off, A or B (got \"" + value +
+                                 "\")");
+  return make_config(s, {chosen.variant.block_m, chosen.variant.block_n, m}, num_sms);
+}
+
 // --- Which tile a CTA computes ------------------------------------------------------------------
 //
 // The scheduler walks the grid of pairs (pairs_m x pairs_n) in ch09's grouped order; pair p of

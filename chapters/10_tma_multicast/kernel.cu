@@ -460,7 +460,9 @@ void check(const gemm::GemmArgs& args) {
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   check(args);
-  const Config c = choose_config(args.shape, gemm::multiprocessor_count());
+  const int num_sms = gemm::multiprocessor_count();
+  const Config c = apply_multicast_override(args.shape, choose_config(args.shape, num_sms),
+                                            std::getenv("CH10_MULTICAST"), num_sms);
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 
@@ -476,7 +478,8 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
 std::string describe_config(const gemm::Shape& s) {
   int num_sms = ch09::kH100Sms;
   if (gemm::hopper_unavailable_reason().empty()) num_sms = gemm::multiprocessor_count();
-  return describe(s, choose_config(s, num_sms)) +
+  return describe(s, apply_multicast_override(s, choose_config(s, num_sms),
+                                              std::getenv("CH10_MULTICAST"), num_sms)) +
          (num_sms == ch09::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
 
