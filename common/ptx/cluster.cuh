@@ -36,15 +36,23 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // One arrival on the mbarrier at the same shared-memory offset as `bar`, in the CTA of rank
-// `cta_rank` of this cluster (this CTA's own rank works too). mapa turns this CTA's address into
-// that CTA's shared::cluster address; the arrival releases at cluster scope, so this thread's
-// earlier reads of the stage are ordered before the producer over there overwrites it.
+// `cta_rank` of this cluster (this CTA's own rank works too): mapa turns this CTA's address into
+// that CTA's shared::cluster address.
+//
+// Its memory order is release at CTA scope, the ISA's default for mbarrier.arrive, as for a local
+// arrival. What a math warp's arrival must order before the producers refill the stage: its
+// wgmma reads of the A and B tiles, complete once wgmma.wait_group has returned (PTX ISA,
+// "wgmma.wait_group"), and its ld.shared of the A scales, which only this CTA's own producer
+// overwrites. Neither needs a release at cluster scope. Asked for one
+// (mbarrier.arrive.release.cluster), ptxas puts MEMBAR.ALL.CTA and MEMBAR.ALL.GPU before every
+// arrival (SASS of chapter 10 by cuobjdump 13.5): a GPU-scope fence, which would also wait for
+// the scale-B load of the next K block that the math warps have in flight.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.release.cta.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(shared_address(bar)),
       "r"(cta_rank)
       : "memory");
