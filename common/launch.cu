@@ -1,8 +1,10 @@
 #include "common/launch.hpp"
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace gemm {
@@ -33,6 +35,27 @@ void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
   CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
   prepared.insert({kernel, device});
+}
+
+int max_active_clusters(const void* kernel, const LaunchConfig& cfg) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  using Key = std::tuple<const void*, int, unsigned, uint32_t, unsigned>;
+  const Key key{kernel, device, cfg.block.x * cfg.block.y * cfg.block.z, cfg.smem_bytes,
+                cfg.cluster_size};
+  static std::mutex mutex;
+  static std::map<Key, int> known;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  cudaLaunchAttribute attributes[1];
+  const cudaLaunchConfig_t config = to_cuda(cfg, attributes);
+  int clusters = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  const std::lock_guard<std::mutex> lock(mutex);
+  known[key] = clusters;
+  return clusters;
 }
 
 }  // namespace detail

@@ -28,6 +28,7 @@ namespace detail {
 // shared memory; otherwise raises the kernel's dynamic shared-memory limit once per kernel and
 // device. Safe when several host threads launch the same kernel for the first time together.
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who);
+int max_active_clusters(const void* kernel, const LaunchConfig& cfg);
 }  // namespace detail
 
 namespace detail {
@@ -60,15 +61,12 @@ void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg,
 }
 
 // How many clusters of cfg's size, block and shared memory can run at once on the current device
-// (cudaOccupancyMaxActiveClusters): what a persistent grid of clusters should not exceed.
+// (cudaOccupancyMaxActiveClusters): what a persistent grid of clusters should not exceed. Asked
+// once per kernel, device and configuration, then remembered (thread-safe).
 template <class... Params>
 int max_active_clusters(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg) {
   detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
-  cudaLaunchAttribute attributes[1];
-  const cudaLaunchConfig_t config = detail::to_cuda(cfg, attributes);
-  int clusters = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-  return clusters;
+  return detail::max_active_clusters(reinterpret_cast<const void*>(kernel), cfg);
 }
 
 }  // namespace gemm
