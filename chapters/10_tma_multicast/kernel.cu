@@ -59,7 +59,6 @@ using ch08::swizzle_span_for;
 using ch09::persistent_grid;  // scheduler.hpp
 
 using ch05::PipelineState;
-using ch05::stages_for_budget;
 
 using ch04::kStrideByteOffset;
 using ch04::kSwizzleAtomBytes;
