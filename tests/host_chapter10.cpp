@@ -4,12 +4,15 @@
 // (every tile exactly once, both CTAs of a cluster always busy together).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "chapters/10_tma_multicast/config.hpp"
+#include "chapters/10_tma_multicast/draw.hpp"
 
 namespace {
 
@@ -219,6 +222,25 @@ TEST(Chapter10, ClustersVisitEveryTileOnce) {
       for (size_t i = 0; i < seen.size(); ++i)
         ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
     }
+}
+
+// The picture's arithmetic and the picture: per K block and wave, 132 CTAs x (128 + 160) rows of
+// 128 bytes without multicast, (128 + 80) with multicast on B.
+TEST(Chapter10, DrawsTheClusters) {
+  EXPECT_EQ(ch10::wave_l2_bytes(132, {128, 160, Multicast::None}), 132.0 * 288 * 128);
+  EXPECT_EQ(ch10::wave_l2_bytes(132, {128, 160, Multicast::B}), 132.0 * 208 * 128);
+  EXPECT_EQ(ch10::wave_l2_bytes(132, {64, 16, Multicast::A}), 132.0 * 48 * 128);
+  const std::string path = testing::TempDir() + "/clusters_test.svg";
+  ch10::draw_clusters(path);
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find("</svg>"), std::string::npos);
+  EXPECT_NE(text.str().find("pairs (16 x 45) grouped along M, group = 8"), std::string::npos);
+  EXPECT_NE(text.str().find("3.51 MB (multicast on B)"), std::string::npos);
+  // A small-M shape (multicast A, one row of tiles) and a shape without multicast draw too.
+  ch10::draw_clusters(path, {64, 2112, 7168});
+  ch10::draw_clusters(path, {4097, 7176, 256});
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Chapter 10's binary: the chapter runner, plus --print-config (the configuration the heuristic
-// chooses for the shape; no GPU needed), also printed at the top of every run.
+// chooses for the shape; no GPU needed), also printed at the top of every run, and --draw DIR for
+// the picture of the clusters' walk.
+#include <cstdio>
 #include <string>
 
+#include "chapters/10_tma_multicast/draw.hpp"
 #include "chapters/runner.hpp"
 #include "common/problem.hpp"
 
@@ -10,5 +13,11 @@ std::string describe_config(const gemm::Shape& s);  // kernel.cu
 }
 
 int main(int argc, char** argv) {
-  return gemm::run_chapter(10, argc, argv, nullptr, ch10::describe_config);
+  return gemm::run_chapter(
+      10, argc, argv,
+      [](const std::string& dir) {
+        ch10::draw_clusters(dir + "/clusters.svg");
+        std::printf("wrote %s/clusters.svg\n", dir.c_str());
+      },
+      ch10::describe_config);
 }
