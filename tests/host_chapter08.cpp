@@ -13,6 +13,7 @@
 #include "chapters/08_stmatrix_epilogue/draw.hpp"
 #include "chapters/08_stmatrix_epilogue/epilogue_layout.hpp"
 #include "common/ptx/descriptor.hpp"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -241,11 +242,9 @@ TEST(Chapter08, BankConflicts) {
 TEST(Chapter08, DrawsThePicture) {
   const std::string path = testing::TempDir() + "/stmatrix_test.svg";
   ch08::draw_stmatrix(path);
-  std::ifstream f(path);
-  std::stringstream text;
-  text << f.rdbuf();
-  EXPECT_NE(text.str().find("</svg>"), std::string::npos);
-  EXPECT_NE(text.str().find(">L31<"), std::string::npos);
+  const std::string text = gemm::testing::read_text(path);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(text.find(">L31<"), std::string::npos);
 }
 
 }  // namespace

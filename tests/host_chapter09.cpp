@@ -16,6 +16,7 @@
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
 #include "chapters/09_persistent_scheduler/draw.hpp"
 #include "chapters/09_persistent_scheduler/scheduler.hpp"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -357,12 +358,10 @@ TEST(Chapter09, CachedGroupIsPickGroup) {
 TEST(Chapter09, DrawsThePicture) {
   const std::string path = testing::TempDir() + "/schedule_test.svg";
   ch09::draw_schedule(path);
-  std::ifstream f(path);
-  std::stringstream text;
-  text << f.rdbuf();
-  EXPECT_NE(text.str().find("</svg>"), std::string::npos);
-  EXPECT_NE(text.str().find("group = 16"), std::string::npos);
-  EXPECT_NE(text.str().find(">10</text>"), std::string::npos);  // the last wave's label
+  const std::string text = gemm::testing::read_text(path);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(text.find("group = 16"), std::string::npos);
+  EXPECT_NE(text.find(">10</text>"), std::string::npos);  // the last wave's label
   // A tiny grid draws too.
   ch09::draw_schedule(path, 300, 200, 128, 128, 4, 2);
 }

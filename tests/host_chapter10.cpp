@@ -13,6 +13,7 @@
 
 #include "chapters/10_tma_multicast/config.hpp"
 #include "chapters/10_tma_multicast/draw.hpp"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -232,12 +233,10 @@ TEST(Chapter10, DrawsTheClusters) {
   EXPECT_EQ(ch10::wave_l2_bytes(132, {64, 16, Multicast::A}), 132.0 * 48 * 128);
   const std::string path = testing::TempDir() + "/clusters_test.svg";
   ch10::draw_clusters(path);
-  std::ifstream f(path);
-  std::stringstream text;
-  text << f.rdbuf();
-  EXPECT_NE(text.str().find("</svg>"), std::string::npos);
-  EXPECT_NE(text.str().find("pairs (16 x 45) grouped along M, group = 8"), std::string::npos);
-  EXPECT_NE(text.str().find("3.51 MB (multicast on B)"), std::string::npos);
+  const std::string text = gemm::testing::read_text(path);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(text.find("pairs (16 x 45) grouped along M, group = 8"), std::string::npos);
+  EXPECT_NE(text.find("3.51 MB (multicast on B)"), std::string::npos);
   // A small-M shape (multicast A, one row of tiles) and a shape without multicast draw too.
   ch10::draw_clusters(path, {64, 2112, 7168});
   ch10::draw_clusters(path, {4097, 7176, 256});
