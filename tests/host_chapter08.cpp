@@ -117,9 +117,10 @@ struct Tag {
   int warpgroup, thread, reg;
 };
 
-void simulate_and_check(int block_n, uint32_t span) {
+// block_m: 128, two math warpgroups (chapters 08-10), or 64, one (chapter 10 at M <= 64).
+void simulate_and_check(int block_n, uint32_t span, int block_m = kBlockM) {
   std::map<uint32_t, Tag> smem;  // byte offset of a bf16 -> which accumulator landed there
-  for (int wg = 0; wg < kBlockM / 64; ++wg)
+  for (int wg = 0; wg < block_m / 64; ++wg)
     for (int warp = 0; warp < 4; ++warp)
       for (int j = 0; j < block_n / 8; j += 2) {
         // The 32 addresses of one store cover the four matrices' rows, each row once.
@@ -137,8 +138,8 @@ void simulate_and_check(int block_n, uint32_t span) {
             const int address_lane = 8 * i + q;
             const uint32_t address =
                 span == 128
-                    ? ch08::stmatrix_address_offset(wg, warp, address_lane, j, kBlockM)
-                    : ch08::stmatrix_address_offset(wg, warp, address_lane, j, kBlockM, span);
+                    ? ch08::stmatrix_address_offset(wg, warp, address_lane, j, block_m)
+                    : ch08::stmatrix_address_offset(wg, warp, address_lane, j, block_m, span);
             ASSERT_EQ(address % 16, 0u);  // stmatrix rows are 16-byte aligned
             for (int e = 0; e < 8; ++e) {
               const int lane = 4 * q + e / 2;
@@ -148,10 +149,10 @@ void simulate_and_check(int block_n, uint32_t span) {
           }
       }
   // Every element of the tile was written once, by the thread whose fragment holds it.
-  ASSERT_EQ(smem.size(), size_t(kBlockM) * block_n);
-  for (int row = 0; row < kBlockM; ++row)
+  ASSERT_EQ(smem.size(), size_t(block_m) * block_n);
+  for (int row = 0; row < block_m; ++row)
     for (int col = 0; col < block_n; ++col) {
-      const auto it = smem.find(offset(row, col, kBlockM, span));
+      const auto it = smem.find(offset(row, col, block_m, span));
       ASSERT_NE(it, smem.end()) << "row " << row << " col " << col;
       const Tag& t = it->second;
       ASSERT_LT(t.reg, block_n / 2);  // m64nN: N / 2 accumulators per thread
@@ -165,6 +166,12 @@ void simulate_and_check(int block_n, uint32_t span) {
 TEST(Chapter08, StmatrixPutsEveryAccumulatorInItsPlace) {
   for (int block_n : kBlockNs)
     for (uint32_t span : spans_for(block_n)) simulate_and_check(block_n, span);
+}
+
+// Chapter 10's one-warpgroup tile (BLOCK_M = 64) with the same functions, at its widths.
+TEST(Chapter08, StmatrixAtBlockM64) {
+  for (int block_n : {16, 32, 64, 96, 112, 128, 144, 160})
+    for (uint32_t span : spans_for(block_n)) simulate_and_check(block_n, span, 64);
 }
 
 TEST(Chapter08, RegisterPackingIsTheFragment) {
