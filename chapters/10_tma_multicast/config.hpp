@@ -8,17 +8,16 @@
 //    128 (two math warpgroups, chapters 05-09's tile).
 // 2. BLOCK_N from kBlockNChoices: the fewest waves of tiles over the SMs, then the highest
 //    efficiency (useful multiply-adds / work of those waves: the last wave's occupancy and the
-//    padding past M and N), then the wider tile: chapter 07's rule (ch07::waves), offered the
-//    small widths too. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
+//    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
+//    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
 //    tiles, 2112 / 16 = 132 tiles, one wave each.
 // 3. Multicast: a 2-CTA cluster shares one operand tile. On B, the two CTAs take vertically
 //    adjacent tiles (the same n-block, m-blocks 2i and 2i + 1) and each loads half of the B tile
 //    for both; on A, horizontally adjacent tiles (n-blocks 2j and 2j + 1) and each loads half of
 //    the A tile for both. Legal when the tiles pair up exactly (tiles_m even for B, tiles_n even
 //    for A), so that no CTA of a cluster is left without a partner tile, and when at least two SMs
-//    exist. When both are legal, the
-//    operand with the larger tile: it saves more bytes per K block (BLOCK_N vs BLOCK_M rows of
-//    128 bytes, each CTA loading half). Otherwise off.
+//    exist. When both are legal, the operand with the larger tile: it saves more bytes per K
+//    block (BLOCK_N vs BLOCK_M rows of 128 bytes, each CTA loading half). Otherwise off.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
 //    the group from ch09::pick_group, windows of as many pairs as run at once.
