@@ -163,10 +163,11 @@ def chart(order, rows, shapes, path):
         ax.set_xticklabels(["x".join(s.split("x")[1:]) for s in cols], rotation=30, fontsize=8)
         ax.set_title(f"M = {m}  (N x K below)")
         ax.set_ylabel("TFLOPS")
-    axes[0].legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=7, fontsize=8, bbox_to_anchor=(0.5, 0.965))
     line_chart(fig.add_subplot(grid[1, :]), order, rows)
     fig.suptitle("FP8 GEMM progression, chapters beside cuBLASLt")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
 
 
