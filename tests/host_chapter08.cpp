@@ -246,6 +246,25 @@ TEST(Chapter08, BankConflicts) {
         << "block_n " << block_n;
 }
 
+// The TMA store's view of D: bf16, N innermost, one box = one panel of one warpgroup's 64 rows,
+// swizzled with the span; a valid tensor map for every span, ragged N and M included.
+TEST(Chapter08, StoreViewIsOnePanelOfOneWarpgroup) {
+  const gemm::Shape s{257, 1168, 1024};
+  for (const uint32_t span : {32u, 64u, 128u}) {
+    const auto spec = ch08::d_store_view(s, span);
+    EXPECT_EQ(spec.element_bytes, 2);
+    EXPECT_EQ(spec.dims[0], 1168u);
+    EXPECT_EQ(spec.dims[1], 257u);
+    EXPECT_EQ(spec.strides[0], 1168u * 2);
+    EXPECT_EQ(spec.box[0] * 2, span);
+    EXPECT_EQ(spec.box[1], 64u);
+    EXPECT_EQ(spec.swizzle, span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                            : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                         : CU_TENSOR_MAP_SWIZZLE_32B);
+    EXPECT_EQ(gemm::tensor_map_error(spec, reinterpret_cast<const void*>(0x10000)), "") << span;
+  }
+}
+
 TEST(Chapter08, DrawsThePicture) {
   const std::string path = testing::TempDir() + "/stmatrix_test.svg";
   ch08::draw_stmatrix(path);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -353,6 +354,31 @@ TEST(Chapter09, CachedGroupIsPickGroup) {
   for (auto& t : threads) t.join();
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(got[i], ch09::pick_group(40 + i % 2, 45, kBlockM, 160, 132)) << i;
+}
+
+// CH09_GROUP: unset or empty keeps the chosen group; a positive integer replaces it; anything
+// else is refused with a sentence naming the caller and the variable.
+TEST(Chapter09, GroupFromTheEnvironment) {
+  unsetenv("CH09_GROUP");
+  EXPECT_EQ(ch09::group_from_environment(16, "chapter 09"), 16);
+  setenv("CH09_GROUP", "", 1);
+  EXPECT_EQ(ch09::group_from_environment(16, "chapter 09"), 16);
+  setenv("CH09_GROUP", "1", 1);
+  EXPECT_EQ(ch09::group_from_environment(16, "chapter 09"), 1);
+  setenv("CH09_GROUP", "33", 1);
+  EXPECT_EQ(ch09::group_from_environment(16, "chapter 10"), 33);
+  for (const char* bad : {"0", "-3", "abc", "4x", "99999999999"}) {
+    setenv("CH09_GROUP", bad, 1);
+    try {
+      ch09::group_from_environment(16, "chapter 10");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const gemm::UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("chapter 10: CH09_GROUP must be a positive integer"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  unsetenv("CH09_GROUP");
 }
 
 TEST(Chapter09, DrawsThePicture) {

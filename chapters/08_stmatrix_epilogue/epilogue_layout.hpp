@@ -50,6 +50,8 @@
 
 #include "chapters/04_swizzle_128b/swizzle.hpp"
 #include "common/host_device.hpp"
+#include "common/problem.hpp"
+#include "common/tensor_map.hpp"
 
 namespace ch08 {
 
@@ -149,6 +151,23 @@ GEMM_HOST_DEVICE constexpr uint32_t padded_offset(int row, int col, int block_n)
 // Plain row-major, what a TMA store without swizzle reads: the counterexample (bank conflicts).
 GEMM_HOST_DEVICE constexpr uint32_t unswizzled_offset(int row, int col, int block_n) {
   return uint32_t(row) * uint32_t(block_n) * kBf16Bytes + uint32_t(col) * kBf16Bytes;
+}
+
+// --- The TMA store ------------------------------------------------------------------------------
+
+// D as the TMA store sees it: bf16, N innermost; one box = one panel (span / 2 columns) of one
+// warpgroup's 64 rows, written with the swizzle of that span.
+inline gemm::TensorMapSpec<2> d_store_view(const gemm::Shape& s, uint32_t span) {
+  gemm::TensorMapSpec<2> spec;
+  spec.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  spec.element_bytes = 2;
+  spec.dims = {uint64_t(s.n), uint64_t(s.m)};
+  spec.strides = {uint64_t(s.n) * 2};
+  spec.box = {span / 2, 64};
+  spec.swizzle = span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                              : CU_TENSOR_MAP_SWIZZLE_32B;
+  return spec;
 }
 
 }  // namespace ch08

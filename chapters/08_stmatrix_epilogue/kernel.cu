@@ -272,21 +272,6 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   }
 }
 
-// D as the TMA store sees it: bf16, N innermost; one box = one panel (span / 2 columns) of one
-// warpgroup's 64 rows, written with the swizzle of that span.
-gemm::TensorMapSpec<2> d_store_view(const gemm::Shape& s, uint32_t span) {
-  gemm::TensorMapSpec<2> spec;
-  spec.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  spec.element_bytes = 2;
-  spec.dims = {uint64_t(s.n), uint64_t(s.m)};
-  spec.strides = {uint64_t(s.n) * 2};
-  spec.box = {span / 2, 64};
-  spec.swizzle = span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                              : CU_TENSOR_MAP_SWIZZLE_32B;
-  return spec;
-}
-
 template <int BLOCK_N>
 void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one

@@ -15,9 +15,6 @@
 // both sides still agree on every stage and phase without talking. The TMA store of tile i runs
 // during tile i + 1's main loop: the storing thread waits for the store to have read the shared
 // tile (cp.async.bulk.wait_group.read) only before that tile is written again.
-#include <cstdlib>
-#include <string>
-
 #include "chapters/04_swizzle_128b/swizzle.hpp"
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
 #include "chapters/06_fp8_promotion/promotion.hpp"
@@ -42,7 +39,8 @@ namespace ch09 {
 using namespace ch07;  // scale_blocks.hpp
 using ch06::row_half;
 using ch06::scale_a_view;
-using ch08::stmatrix_address_offset;  // epilogue_layout.hpp
+using ch08::d_store_view;  // epilogue_layout.hpp
+using ch08::stmatrix_address_offset;
 using ch08::swizzle_span_for;
 
 using ch05::PipelineState;
@@ -308,36 +306,6 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   }
 }
 
-// D as the TMA store sees it: bf16, N innermost; one box = one panel (span / 2 columns) of one
-// warpgroup's 64 rows, written with the swizzle of that span.
-gemm::TensorMapSpec<2> d_store_view(const gemm::Shape& s, uint32_t span) {
-  gemm::TensorMapSpec<2> spec;
-  spec.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  spec.element_bytes = 2;
-  spec.dims = {uint64_t(s.n), uint64_t(s.m)};
-  spec.strides = {uint64_t(s.n) * 2};
-  spec.box = {span / 2, 64};
-  spec.swizzle = span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                              : CU_TENSOR_MAP_SWIZZLE_32B;
-  return spec;
-}
-
-// The group size: pick_group's (remembered per shape), or CH09_GROUP from the environment, for
-// measuring one order against another on the same kernel (CH09_GROUP=1 is row-major, chapters
-// 06-08's order). Read at every launch, so a test may set it between runs.
-int group_for(int tiles_m, int tiles_n, int block_n, int num_sms) {
-  if (const char* text = std::getenv("CH09_GROUP"); text != nullptr && *text != '\0') {
-    char* end = nullptr;
-    const long group = std::strtol(text, &end, 10);
-    if (*end != '\0' || group < 1 || group > (1L << 30))
-      throw gemm::UnsupportedError(
-          std::string("chapter 09: CH09_GROUP must be a positive integer (got \"") + text + "\")");
-    return int(group);
-  }
-  return cached_group(tiles_m, tiles_n, BLOCK_M, block_n, num_sms);
-}
-
 template <int BLOCK_N>
 void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one
@@ -358,7 +326,9 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   // count fits an int).
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int num_sms = gemm::multiprocessor_count();
-  const int group = group_for(tiles_m, tiles_n, BLOCK_N, num_sms);
+  // The group: pick_group's (remembered per shape), unless CH09_GROUP overrides it.
+  const int group = group_from_environment(
+      cached_group(tiles_m, tiles_n, BLOCK_M, BLOCK_N, num_sms), "chapter 09");
   const dim3 grid(persistent_grid(tiles_m * tiles_n, num_sms));
   gemm::launch("chapter 09", gemm_kernel<BLOCK_N>,
                {grid, kNumThreads, TileConfig<BLOCK_N>::kSmemBytes, stream}, map_a, map_b, map_sa,

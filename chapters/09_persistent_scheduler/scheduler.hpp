@@ -44,11 +44,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "common/check.hpp"
 #include "common/host_device.hpp"
 
 namespace ch09 {
@@ -235,6 +238,21 @@ inline int cached_group(int tiles_m, int tiles_n, int block_m, int block_n, int 
   const std::lock_guard<std::mutex> lock(mutex);
   known[key] = group;
   return group;
+}
+
+// The group a launch uses: CH09_GROUP from the environment when it is set and not empty (the
+// knob for measuring one order against another on the same kernel: 1 is row-major), else
+// `chosen`. Read at every launch, so a test may set it between runs. Anything but a positive
+// integer is refused with a sentence naming `who` and the variable.
+inline int group_from_environment(int chosen, const char* who) {
+  const char* text = std::getenv("CH09_GROUP");
+  if (text == nullptr || *text == '\0') return chosen;
+  char* end = nullptr;
+  const long group = std::strtol(text, &end, 10);
+  if (*end != '\0' || group < 1 || group > (1L << 30))
+    throw gemm::UnsupportedError(std::string(who) +
+                                 ": CH09_GROUP must be a positive integer (got \"" + text + "\")");
+  return int(group);
 }
 
 }  // namespace ch09

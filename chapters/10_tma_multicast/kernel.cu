@@ -54,7 +54,8 @@ namespace ch10 {
 using namespace ch07;  // scale_blocks.hpp
 using ch06::row_half;
 using ch06::scale_a_view;
-using ch08::stmatrix_address_offset;  // epilogue_layout.hpp
+using ch08::d_store_view;  // epilogue_layout.hpp
+using ch08::stmatrix_address_offset;
 using ch08::swizzle_span_for;
 using ch09::persistent_grid;  // scheduler.hpp
 
@@ -377,37 +378,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   if constexpr (kClusterSize > 1) ptx::cluster_sync();
 }
 
-// D as the TMA store sees it: bf16, N innermost; one box = one panel (span / 2 columns) of one
-// warpgroup's 64 rows, written with the swizzle of that span.
-gemm::TensorMapSpec<2> d_store_view(const gemm::Shape& s, uint32_t span) {
-  gemm::TensorMapSpec<2> spec;
-  spec.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  spec.element_bytes = 2;
-  spec.dims = {uint64_t(s.n), uint64_t(s.m)};
-  spec.strides = {uint64_t(s.n) * 2};
-  spec.box = {span / 2, 64};
-  spec.swizzle = span == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                              : CU_TENSOR_MAP_SWIZZLE_32B;
-  return spec;
-}
-
-// The group size: the configuration's, or CH09_GROUP from the environment (chapter 09's knob,
-// here over the grid of pairs), for measuring one order against another on the same kernel.
-int group_for(const Config& c) {
-  if (const char* text = std::getenv("CH09_GROUP"); text != nullptr && *text != '\0') {
-    char* end = nullptr;
-    const long group = std::strtol(text, &end, 10);
-    if (*end != '\0' || group < 1 || group > (1L << 30))
-      throw gemm::UnsupportedError(
-          std::string("chapter 10: CH09_GROUP must be a positive integer (got \"") + text + "\")");
-    return int(group);
-  }
-  return c.group;
-}
-
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast>
-void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
+void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
   using Tile = TileConfig<BLOCK_M, BLOCK_N>;
   const auto [M, N, K] = args.shape;
   // With multicast each CTA copies half of the shared tile: the box is half as many rows.
@@ -427,7 +399,8 @@ void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t st
     const int fit = gemm::max_active_clusters("chapter 10", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
   }
-  gemm::launch("chapter 10", kernel, launch, map_a, map_b, map_sa, map_d, args, group_for(c));
+  gemm::launch("chapter 10", kernel, launch, map_a, map_b, map_sa, map_d, args,
+               ch09::group_from_environment(c.group, "chapter 10"));
 }
 
 // Launches the variant the configuration names: one comparison per compiled variant.
@@ -436,7 +409,7 @@ void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t str
                    std::index_sequence<I...>) {
   const bool launched =
       ((c.variant == kVariants[I]
-            ? (launch_variant<kVariants[I].block_m, kVariants[I].block_n, kVariants[I].multicast>(
+            ? (launch_tile<kVariants[I].block_m, kVariants[I].block_n, kVariants[I].multicast>(
                    args, c, stream),
                true)
             : false) ||
@@ -477,8 +450,10 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
 std::string describe_config(const gemm::Shape& s) {
   int num_sms = ch09::kH100Sms;
   if (gemm::hopper_unavailable_reason().empty()) num_sms = gemm::multiprocessor_count();
-  return describe(s, apply_multicast_override(s, choose_config(s, num_sms),
-                                              std::getenv("CH10_MULTICAST"), num_sms)) +
+  Config c = apply_multicast_override(s, choose_config(s, num_sms), std::getenv("CH10_MULTICAST"),
+                                      num_sms);
+  c.group = ch09::group_from_environment(c.group, "chapter 10");  // as the launch takes it
+  return describe(s, c) +
          (num_sms == ch09::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
 
