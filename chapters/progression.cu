@@ -1,7 +1,8 @@
 // The progression benchmark: every registered chapter and every cuBLASLt peer over DeepGEMM's 18
 // dense shapes (DeepSeek-V3 projections, M = 64, 128, 4096), timed the way DeepGEMM's own
-// benchmark times its kernels (common/timing.hpp). Google Benchmark reports and writes JSON;
-// docs/progression.py turns the JSON into docs/progression.md and a chart.
+// benchmark times its kernels (common/timing.hpp), and the chapters' ablations (registry.hpp)
+// beside them. Google Benchmark reports and writes JSON; docs/progression.py turns the JSON into
+// docs/progression.md and a chart.
 //
 //   progression [--iters N] [--chapters 0,2,5] [Google Benchmark's flags]
 //   e.g. progression --benchmark_out=results.json --benchmark_filter=05_
@@ -54,12 +55,13 @@ void record(benchmark::State& state, const Shape& s, const Timing& t) {
   state.counters["K"] = double(s.k);
 }
 
-void run_chapter(benchmark::State& state, const Chapter* ch, Shape s) {
+// A chapter's kernel, or (an ablation's launch) one of its variations.
+void run_chapter(benchmark::State& state, LaunchFn launch, Shape s) {
   const GemmArgs args = problem_for(s).args();
   for (auto _ : state) {
     try {
       record(state, s,
-             time_launch([&](cudaStream_t st) { ch->launch(args, st); }, *g_flusher, nullptr,
+             time_launch([&](cudaStream_t st) { launch(args, st); }, *g_flusher, nullptr,
                          g_timing));
     } catch (const Error& e) {
       state.SkipWithError(e.what());
@@ -123,10 +125,18 @@ int main(int argc, char** argv) {
     for (const Chapter& ch : chapters()) {
       if (!ch.launch || (!only.empty() && !only.count(ch.number))) continue;
       benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(), run_chapter,
-                                   &ch, s)
+                                   ch.launch, s)
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
+      // "10_tma_multicast[multicast=off]/...": docs/progression.py's ablation table.
+      for (const Ablation& a : ch.ablations)
+        benchmark::RegisterBenchmark(
+            (std::string(ch.dir) + "[" + a.name + "]/" + shape_name(s)).c_str(), run_chapter,
+            a.launch, s)
+            ->Iterations(1)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
     }
     for (Peer p : kAllPeers)
       benchmark::RegisterBenchmark((std::string(peer_name(p)) + "/" + shape_name(s)).c_str(),

@@ -16,6 +16,14 @@ namespace gemm {
 // a shape it cannot take and gemm::Error for a failed CUDA call. Does not synchronise.
 using LaunchFn = void (*)(const GemmArgs& args, cudaStream_t stream);
 
+// The chapter's kernel with one of its changes taken back or varied, for the benchmark's ablation
+// table: where a chapter changes two things, each is measured on its own. Throws UnsupportedError
+// where the variation does not apply to the shape (the table shows "-").
+struct Ablation {
+  const char* name = "";  // e.g. "multicast=off"
+  LaunchFn launch = nullptr;
+};
+
 struct Chapter {
   int number = -1;
   const char* dir = "";         // directory under chapters/
@@ -29,6 +37,7 @@ struct Chapter {
   Tolerance (*tolerance)(const Shape& s) = nullptr;
   double max_rel_diff = 0.0;
   bool records_trace = false;  // fills GemmArgs::trace when given one (common/trace.hpp)
+  std::vector<Ablation> ablations = {};  // timed beside the chapter by the progression benchmark
 };
 
 const std::vector<Chapter>& chapters();

@@ -4,7 +4,8 @@
     progression.py RESULTS.json --md docs/progression.md --png docs/progression.png
     progression.py RESULTS.json --print        # the TFLOPS table on stdout
 
-Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes. Beside the run's own
+Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
+rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from ../shared/design/anchors.md (measured on our H100 by the same method,
 in other runs; and as published for the H800) are quoted, labelled as such, in the comparison of the
 last chapter with the best peer and in the chart.
@@ -20,6 +21,8 @@ PEER_NOTES = {
 }
 
 HEADLINE = "4096x7168x16384"
+# A device-to-device copy on our H100 (anchors.md): the bandwidth bound of M = 64 and 128.
+COPY_GBPS = 3000
 
 # DeepGEMM (commit 8dfa329) on our H100 SXM, TFLOPS by CUDA events with an 8 GB flush, median of
 # 30, the higher of two runs (2026-11-22 and 2026-11-23): anchors.md, "DeepGEMM here".
@@ -53,8 +56,14 @@ def load(path):
         rows.setdefault(name, {})[shape] = value
         if shape not in shapes:
             shapes.append(shape)
-    order = sorted(r for r in rows if r[:2].isdigit()) + [p for p in PEER_NOTES if p in rows]
-    return data.get("context", {}), order, rows, shapes
+    order = sorted(r for r in rows if is_chapter(r)) + [p for p in PEER_NOTES if p in rows]
+    ablations = [r for r in rows if "[" in r]  # in the benchmark's (the registry's) order
+    return data.get("context", {}), order, ablations, rows, shapes
+
+
+def is_chapter(name):
+    """A chapter's own row ("10_tma_multicast"), not a peer or an ablation ("...[multicast=A]")."""
+    return name[:2].isdigit() and "[" not in name
 
 
 def table(order, rows, shapes, field, fmt):
@@ -78,13 +87,14 @@ def tflops(rows, name, shape):
 def against_best_peer(order, rows, shapes):
     """The last chapter per shape against the best of cuBLASLt block-scaled and per-tensor (this
     run) and DeepGEMM here (anchors.md); DeepGEMM's H800 figure beside it."""
-    chapters = [r for r in order if r[:2].isdigit()]
+    chapters = [r for r in order if is_chapter(r)]
     if not chapters:
         return ""
     last = chapters[-1]
     lines = [
-        f"| shape | {last} | best peer | which | ratio | DeepGEMM H800 (published) | ratio |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: |",
+        f"| shape | {last} | best peer | which | ratio | DeepGEMM H800 (published) | ratio "
+        f"| {last} GB/s | of {COPY_GBPS} GB/s |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for s in shapes:
         ours = tflops(rows, last, s)
@@ -98,11 +108,34 @@ def against_best_peer(order, rows, shapes):
         lines.append(
             f"| {s.replace('x', ' x ', 2)} | {ours:.0f} | {peers[best]:.0f} | {best} | "
             f"{ours / peers[best]:.2f} | {h800 or '-'} | "
-            + (f"{ours / h800:.2f}" if h800 else "-") + " |")
+            + (f"{ours / h800:.2f}" if h800 else "-")
+            + f" | {rows[last][s][1]:.0f} | {rows[last][s][1] / COPY_GBPS:.2f} |")
     return "\n".join(lines)
 
 
-def markdown(context, order, rows, shapes):
+def ablation_table(order, ablations, rows, shapes):
+    """Per shape: the previous chapter, each ablation of a chapter, and the chapter as it chooses,
+    TFLOPS; "-" where the variation does not apply to the shape."""
+    out = []
+    for chapter in [r for r in order if is_chapter(r)]:
+        cols = [a for a in ablations if a.startswith(chapter + "[")]
+        if not cols:
+            continue
+        before = [r for r in order if is_chapter(r) and r < chapter]
+        first = before[-1:] + cols + [chapter]
+        names = [c[len(chapter):] if c in cols else c for c in first]
+        out += [f"### {chapter}", "",
+                "| shape | " + " | ".join(names) + " |",
+                "| --- |" + " ---: |" * len(first)]
+        for s in shapes:
+            cells = [tflops(rows, c, s) for c in first]
+            out.append(f"| {s.replace('x', ' x ', 2)} | "
+                       + " | ".join("-" if v is None else f"{v:.0f}" for v in cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def markdown(context, order, ablations, rows, shapes):
     gpu = context.get("gpu", "GPU")
     date = context.get("date", "")
     timing = context.get("timing", "")
@@ -126,10 +159,24 @@ def markdown(context, order, rows, shapes):
         "",
         "TFLOPS. The best of cuBLASLt block-scaled and per-tensor (this run) and DeepGEMM measured on",
         "our H100 by the same method in other runs (`anchors.md`, \"DeepGEMM here\"); DeepGEMM's",
-        "published H800 figures, the stretch, beside them.",
+        "published H800 figures, the stretch, beside them. GB/s, the measure for M = 64 and 128,",
+        f"against the {COPY_GBPS} GB/s a device-to-device copy reaches on our H100 (`anchors.md`).",
         "",
         against_best_peer(order, rows, shapes),
         "",
+    ]
+    if ablations:
+        out += [
+            "## Ablations: a chapter's changes measured one at a time",
+            "",
+            "TFLOPS, this run. The chapter's kernel with one choice forced (`[...]`), beside the",
+            "previous chapter and the chapter as it chooses; `-`: the variation does not apply to",
+            "the shape. Rows timed twice (a forced choice equal to the chapter's own) show the",
+            "run-to-run spread.",
+            "",
+            ablation_table(order, ablations, rows, shapes),
+        ]
+    out += [
         "## Peers",
         "",
     ]
@@ -158,7 +205,7 @@ def chart(order, rows, shapes, path):
         for i, r in enumerate(order):
             ys = [(rows[r].get(s) or (0, 0, 0))[0] for s in cols]
             xs = [j + i * width for j in range(len(cols))]
-            ax.bar(xs, ys, width, label=r, hatch="//" if not r[:2].isdigit() else None)
+            ax.bar(xs, ys, width, label=r, hatch="//" if not is_chapter(r) else None)
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cols))])
         ax.set_xticklabels(["x".join(s.split("x")[1:]) for s in cols], rotation=30, fontsize=8)
         ax.set_title(f"M = {m}  (N x K below)")
@@ -174,7 +221,7 @@ def chart(order, rows, shapes, path):
 def line_chart(ax, order, rows):
     """The progression on the headline shape: chapters on the x axis, the peers as horizontal
     lines (this run's cuBLASLt solid; DeepGEMM from anchors.md dashed and dotted)."""
-    chapters = [r for r in order if r[:2].isdigit() and tflops(rows, r, HEADLINE)]
+    chapters = [r for r in order if is_chapter(r) and tflops(rows, r, HEADLINE)]
     xs = [int(r[:2]) for r in chapters]
     ys = [tflops(rows, r, HEADLINE) for r in chapters]
     ax.plot(xs, ys, marker="o", color="black", label="chapters (this run)")
@@ -201,10 +248,10 @@ def main():
     ap.add_argument("--png")
     ap.add_argument("--print", action="store_true")
     a = ap.parse_args()
-    context, order, rows, shapes = load(a.json)
+    context, order, ablations, rows, shapes = load(a.json)
     if a.md:
         with open(a.md, "w") as f:
-            f.write(markdown(context, order, rows, shapes))
+            f.write(markdown(context, order, ablations, rows, shapes))
     if a.png:
         chart(order, rows, shapes, a.png)
     if a.print:

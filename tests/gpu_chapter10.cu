@@ -1,6 +1,6 @@
 // Chapter 10's own GPU checks: every compiled variant, not only those the heuristic picks for the
 // registry's shapes, against chapter 09 bit for bit, on ragged shapes whose tiles pair up for its
-// multicast; and the refusal of a multicast the shape cannot pair.
+// multicast; the refusal of a multicast the shape cannot pair; the benchmark's ablation entries.
 #include <string>
 #include <vector>
 
@@ -75,6 +75,30 @@ TEST(Chapter10, RefusesAMulticastTheTilesCannotPair) {
       EXPECT_NE(std::string(e.what()).find("pair up"), std::string::npos) << e.what();
     }
     for (uint16_t bits : dev.download_d()) ASSERT_EQ(bits, kPoisonBits) << name_of(v);
+  }
+}
+
+// The benchmark's ablation entries (registry.cu): the heuristic's tile with the multicast forced.
+// Each either matches the chapter bit for bit or, where the tiles do not pair up that way, is
+// refused before anything launches. Shapes where each of off, A and B is refused somewhere.
+TEST(Chapter10, TheAblationsMatchTheChapterOrRefuse) {
+  SKIP_WITHOUT_HOPPER();
+  const Chapter& ch = *find_chapter(10);
+  ASSERT_EQ(ch.ablations.size(), 3u);
+  for (const Shape& s : {Shape{257, 1168, 1024}, Shape{256, 320, 512}, Shape{64, 2112, 512},
+                         Shape{1, 256, 384}}) {
+    const DeviceProblem dev(make_problem(s, testing::test_seed(), Scales::Random));
+    const std::vector<uint16_t> d10 = run_and_download(ch, dev);
+    for (const Ablation& a : ch.ablations) {
+      dev.poison();
+      try {
+        a.launch(dev.args(), nullptr);
+        EXPECT_EQ(count_bit_differences(dev.download_d(), d10), 0) << a.name << " " << s.str();
+      } catch (const UnsupportedError& e) {
+        EXPECT_NE(std::string(e.what()).find("pair up"), std::string::npos) << e.what();
+        for (uint16_t bits : dev.download_d()) ASSERT_EQ(bits, kPoisonBits) << a.name << s.str();
+      }
+    }
   }
 }
 

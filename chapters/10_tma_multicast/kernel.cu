@@ -430,12 +430,19 @@ void check(const gemm::GemmArgs& args) {
                                .align_d = 16});
 }
 
-void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+// The heuristic's configuration, its multicast overridden by `multicast` as by CH10_MULTICAST
+// ("off", "A", "B"; nullptr or "": the heuristic's own), UnsupportedError where the tiles do not
+// pair up that way. The benchmark's ablation (registry.cu) forces each of the three.
+void gemm_multicast(const gemm::GemmArgs& args, const char* multicast, cudaStream_t stream) {
   check(args);
   const int num_sms = gemm::multiprocessor_count();
-  const Config c = apply_multicast_override(args.shape, choose_config(args.shape, num_sms),
-                                            std::getenv("CH10_MULTICAST"), num_sms);
+  const Config c =
+      apply_multicast_override(args.shape, choose_config(args.shape, num_sms), multicast, num_sms);
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_multicast(args, std::getenv("CH10_MULTICAST"), stream);
 }
 
 // For the tests: the given variant instead of the heuristic's choice (UnsupportedError where its
@@ -444,6 +451,17 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
   check(args);
   const Config c = make_config(args.shape, v, gemm::multiprocessor_count());
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+}
+
+// The benchmark's ablation entries (registry.cu).
+void gemm_multicast_off(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_multicast(args, "off", stream);
+}
+void gemm_multicast_a(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_multicast(args, "A", stream);
+}
+void gemm_multicast_b(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_multicast(args, "B", stream);
 }
 
 // For the binary's --print-config and its header line.

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""docs/progression.py on a made-up benchmark JSON (no GPU): which rows are chapters, peers and
+ablations, and what the tables say. Run by ctest (tests/CMakeLists.txt)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "docs", "progression.py")
+sys.path.insert(0, os.path.dirname(SCRIPT))
+import progression  # noqa: E402
+
+SHAPES = ["64x2112x7168", "4096x7168x16384"]
+
+
+def row(name, shape, tflops, error=False):
+    m, n, k = (int(x) for x in shape.split("x"))
+    us = 2.0 * m * n * k / (tflops * 1e12) * 1e6
+    b = {"name": f"{name}/{shape}", "TFLOPS": tflops, "GBps": (m * k + n * k + 2 * m * n) / us / 1e3,
+         "median_us": us}
+    if error:
+        b = {"name": f"{name}/{shape}", "error_occurred": True,
+             "error_message": "chapter 10: multicast on B needs the tiles to pair up"}
+    return b
+
+
+def fake_run(path):
+    benchmarks = []
+    for s in SHAPES:
+        benchmarks.append(row("08_stmatrix_epilogue", s, 100))
+        benchmarks.append(row("09_persistent_scheduler", s, 110))
+        benchmarks.append(row("10_tma_multicast", s, 130))
+        benchmarks.append(row("10_tma_multicast[multicast=off]", s, 120))
+        benchmarks.append(row("10_tma_multicast[multicast=A]", s, 131))
+        benchmarks.append(row("10_tma_multicast[multicast=B]", s, 125, error=s.startswith("64x")))
+        benchmarks.append(row("cublasLt-blk", s, 115))
+        benchmarks.append(row("cublasLt-scalar", s, 128))
+    with open(path, "w") as f:
+        json.dump({"context": {"gpu": "test GPU", "date": "2026-11-23"}, "benchmarks": benchmarks}, f)
+
+
+class Progression(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.json = os.path.join(self.dir.name, "run.json")
+        fake_run(self.json)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_rows(self):
+        _, order, ablations, rows, shapes = progression.load(self.json)
+        self.assertEqual(order, ["08_stmatrix_epilogue", "09_persistent_scheduler",
+                                 "10_tma_multicast", "cublasLt-blk", "cublasLt-scalar"])
+        self.assertEqual(ablations, ["10_tma_multicast[multicast=off]",
+                                     "10_tma_multicast[multicast=A]",
+                                     "10_tma_multicast[multicast=B]"])
+        self.assertEqual(shapes, SHAPES)
+        self.assertIsNone(rows["10_tma_multicast[multicast=B]"]["64x2112x7168"])
+
+    def test_markdown(self):
+        md = os.path.join(self.dir.name, "p.md")
+        subprocess.run([sys.executable, SCRIPT, self.json, "--md", md], check=True)
+        with open(md) as f:
+            text = f.read()
+        # The last chapter (not an ablation row) against the best peer: at the headline shape the
+        # best is DeepGEMM here (anchors.md, 1465), at 64 x 2112 x 7168 also (133 > 128).
+        self.assertIn("| shape | 10_tma_multicast | best peer |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 1465 | DeepGEMM here | 0.09 |", text)
+        # Its GB/s against the copy bandwidth.
+        gbps = (64 * 7168 + 2112 * 7168 + 2 * 64 * 2112) / (2.0 * 64 * 2112 * 7168 / 130e12) / 1e9
+        self.assertIn(f"| {gbps:.0f} | {gbps / 3000:.2f} |", text)
+        # The ablation table: previous chapter, the forced choices, the chapter; "-" where refused.
+        self.assertIn("### 10_tma_multicast", text)
+        self.assertIn("| shape | 09_persistent_scheduler | [multicast=off] | [multicast=A] | "
+                      "[multicast=B] | 10_tma_multicast |", text)
+        self.assertIn("| 64 x 2112 x 7168 | 110 | 120 | 131 | - | 130 |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 110 | 120 | 131 | 125 | 130 |", text)
+        # The TFLOPS table has one row per chapter and peer, none for the ablations.
+        tflops_table = text.split("## TFLOPS")[1].split("## GB/s")[0]
+        self.assertNotIn("[multicast", tflops_table)
+
+    def test_chart(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib not installed: progression.py draws no chart")
+        png = os.path.join(self.dir.name, "p.png")
+        subprocess.run([sys.executable, SCRIPT, self.json, "--png", png], check=True)
+        self.assertGreater(os.path.getsize(png), 10000)
+
+
+if __name__ == "__main__":
+    unittest.main()
