@@ -60,9 +60,9 @@ void run_chapter(benchmark::State& state, LaunchFn launch, Shape s) {
   const GemmArgs args = problem_for(s).args();
   for (auto _ : state) {
     try {
-      record(state, s,
-             time_launch([&](cudaStream_t st) { launch(args, st); }, *g_flusher, nullptr,
-                         g_timing));
+      record(
+          state, s,
+          time_launch([&](cudaStream_t st) { launch(args, st); }, *g_flusher, nullptr, g_timing));
     } catch (const Error& e) {
       state.SkipWithError(e.what());
       break;

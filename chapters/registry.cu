@@ -33,7 +33,7 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_off(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_a(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
-}
+}  // namespace ch10
 
 namespace gemm {
 
