@@ -36,7 +36,7 @@ struct Chapter {
   // The error bound its arithmetic allows against the double-precision reference.
   Tolerance (*tolerance)(const Shape& s) = nullptr;
   double max_rel_diff = 0.0;
-  bool records_trace = false;  // fills GemmArgs::trace when given one (common/trace.hpp)
+  bool records_trace = false;            // fills GemmArgs::trace when given one (common/trace.hpp)
   std::vector<Ablation> ablations = {};  // timed beside the chapter by the progression benchmark
 };
 

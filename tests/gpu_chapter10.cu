@@ -85,8 +85,8 @@ TEST(Chapter10, TheAblationsMatchTheChapterOrRefuse) {
   SKIP_WITHOUT_HOPPER();
   const Chapter& ch = *find_chapter(10);
   ASSERT_EQ(ch.ablations.size(), 3u);
-  for (const Shape& s : {Shape{257, 1168, 1024}, Shape{256, 320, 512}, Shape{64, 2112, 512},
-                         Shape{1, 256, 384}}) {
+  for (const Shape& s :
+       {Shape{257, 1168, 1024}, Shape{256, 320, 512}, Shape{64, 2112, 512}, Shape{1, 256, 384}}) {
     const DeviceProblem dev(make_problem(s, testing::test_seed(), Scales::Random));
     const std::vector<uint16_t> d10 = run_and_download(ch, dev);
     for (const Ablation& a : ch.ablations) {
