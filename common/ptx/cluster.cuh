@@ -41,12 +41,17 @@ __device__ __forceinline__ void cluster_sync() {
 //
 // Its memory order is release at CTA scope, the ISA's default for mbarrier.arrive, as for a local
 // arrival. What a math warp's arrival must order before the producers refill the stage: its
-// wgmma reads of the A and B tiles, complete once wgmma.wait_group has returned (PTX ISA,
-// "wgmma.wait_group"), and its ld.shared of the A scales, which only this CTA's own producer
-// overwrites. Neither needs a release at cluster scope. Asked for one
-// (mbarrier.arrive.release.cluster), ptxas puts MEMBAR.ALL.CTA and MEMBAR.ALL.GPU before every
-// arrival (SASS of chapter 10 by cuobjdump 13.5): a GPU-scope fence, which would also wait for
-// the scale-B load of the next K block that the math warps have in flight.
+// wgmma reads of the A and B tiles, and its ld.shared of the A scales. The scales only this CTA's
+// own producer overwrites, which the CTA-scope release covers. The multicast half of A or B the
+// partner's producer overwrites, and there the memory model gives no guarantee: a release at CTA
+// scope does not synchronise with an acquire in another CTA. What makes the overwrite safe is that
+// the reads are over before the arrival is issued: wgmma.wait_group has returned (PTX ISA,
+// "wgmma.wait_group": the wgmma operations, their reads of shared memory included, are complete).
+// CUTLASS's ClusterBarrier::arrive(cta_id) and DeepGEMM use the same default order. Asked for a
+// release at cluster scope (mbarrier.arrive.release.cluster), ptxas puts MEMBAR.ALL.CTA and
+// MEMBAR.ALL.GPU before every arrival (SASS of chapter 10 by cuobjdump 13.5): a GPU-scope fence,
+// which would also wait for the scale-B load of the next K block that the math warps have in
+// flight.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
       "{\n"
