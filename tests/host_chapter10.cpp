@@ -132,6 +132,56 @@ TEST(Chapter10, MulticastOverride) {
         << bad << ": " << refusal(bad);
 }
 
+// CH10_BLOCK_M: unset or empty keeps the choice; 64, 128 and 256 replace step 1 and steps 2 and 3
+// follow; anything else is refused naming the variable. At M = 4096, 256 gives DeepGEMM's tile.
+TEST(Chapter10, BlockMOverride) {
+  struct Row {
+    gemm::Shape shape;
+    int block_n;
+    Multicast multicast;
+    int stages, grid;
+  };
+  // BLOCK_M = 256 at the six M = 4096 shapes: 16 rows of tiles, so both multicasts pair where the
+  // columns do; A is the larger tile (256 rows against 96 or 128).
+  const Row rows[] = {{{4096, 2112, 7168}, 96, Multicast::A, 3, 132},
+                      {{4096, 24576, 1536}, 128, Multicast::A, 3, 132},
+                      {{4096, 32768, 512}, 128, Multicast::A, 3, 132},
+                      {{4096, 7168, 16384}, 128, Multicast::A, 3, 132},
+                      {{4096, 4096, 7168}, 128, Multicast::A, 3, 132},
+                      {{4096, 7168, 2048}, 128, Multicast::A, 3, 132}};
+  for (const Row& r : rows) {
+    const ch10::Config c =
+        ch10::apply_block_m_override(r.shape, ch10::choose_config(r.shape), "256");
+    const std::string what = ch10::describe(r.shape, c);
+    EXPECT_EQ(c.variant.block_m, 256) << what;
+    EXPECT_EQ(c.variant.block_n, r.block_n) << what;
+    EXPECT_EQ(c.variant.multicast, r.multicast) << what;
+    EXPECT_EQ(c.stages, r.stages) << what;
+    EXPECT_EQ(c.grid, r.grid) << what;
+  }
+  // BLOCK_M = 64 at M = 128: two rows of tiles, so multicast on B pairs them (one B tile for both).
+  const gemm::Shape s{128, 7168, 16384};
+  const ch10::Config c64 = ch10::apply_block_m_override(s, ch10::choose_config(s), "64");
+  EXPECT_EQ(c64.variant.block_m, 64);
+  EXPECT_EQ(c64.variant.block_n, ch07::best_block_n(s, 64));
+  EXPECT_EQ(c64.tiles_m, 2);
+  EXPECT_EQ(c64.variant.multicast, Multicast::B) << ch10::describe(s, c64);
+  const ch10::Config chosen = ch10::choose_config(s);
+  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, nullptr).variant, chosen.variant);
+  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, "").variant, chosen.variant);
+  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, "128").variant, chosen.variant);
+  for (const char* bad : {"32", "512", "0", "256 ", "x"}) {
+    try {
+      ch10::apply_block_m_override(s, chosen, bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const gemm::UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("CH10_BLOCK_M must be 64, 128 or 256"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Every variant fits in the shared-memory budget with at least two stages, and its layout is the
 // kernel's (kernel.cu static_asserts the same against TileConfig).
 TEST(Chapter10, EveryVariantFitsTheBudget) {
@@ -145,26 +195,26 @@ TEST(Chapter10, EveryVariantFitsTheBudget) {
       EXPECT_GT(ch10::smem_bytes(v.block_m, v.block_n) + ch10::stage_bytes(v.block_m, v.block_n),
                 ch10::kSmemBudget);
     }
-    EXPECT_TRUE(v.multicast != Multicast::B || v.block_m == 128)
-        << "multicast on B needs two rows of tiles, so M > 64";
   }
 }
 
-// The variants compiled are exactly those the heuristic chooses over a sweep of shapes: no choice
-// without a kernel, no kernel never chosen.
+// The variants compiled are exactly those the heuristic chooses over a sweep of shapes, on its
+// own and with CH10_BLOCK_M: no choice without a kernel, no kernel never chosen.
 TEST(Chapter10, CompiledVariantsAreExactlyTheChoices) {
   std::set<std::tuple<int, int, int>> chosen;
   const int64_t ms[] = {1,    7,    16,   32,   48,   63,   64,   65,   100,   127,
                         128,  129,  200,  256,  257,  384,  512,  640,  768,   1000,
                         1024, 1500, 2048, 3000, 4096, 4097, 6000, 8192, 12288, 16384};
-  for (int64_t m : ms)
-    for (int64_t n = 8; n <= 32768; n += 8) {
-      const ch10::Config c = ch10::choose_config({m, n, 512});
-      bool compiled = false;
-      for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
-      ASSERT_TRUE(compiled) << ch10::describe({m, n, 512}, c);
-      chosen.insert({c.variant.block_m, c.variant.block_n, int(c.variant.multicast)});
-    }
+  for (const char* block_m : {static_cast<const char*>(nullptr), "64", "128", "256"})
+    for (int64_t m : ms)
+      for (int64_t n = 8; n <= 32768; n += 8) {
+        const gemm::Shape s{m, n, 512};
+        const ch10::Config c = ch10::apply_block_m_override(s, ch10::choose_config(s), block_m);
+        bool compiled = false;
+        for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
+        ASSERT_TRUE(compiled) << ch10::describe(s, c) << (block_m ? block_m : "");
+        chosen.insert({c.variant.block_m, c.variant.block_n, int(c.variant.multicast)});
+      }
   for (const ch10::Variant& v : ch10::kVariants)
     EXPECT_TRUE(chosen.count({v.block_m, v.block_n, int(v.multicast)}))
         << "never chosen: " << v.block_m << " x " << v.block_n << " multicast "

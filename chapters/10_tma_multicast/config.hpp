@@ -21,6 +21,13 @@
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
 //    the group from ch09::pick_group, windows of as many pairs as run at once.
+//
+// Two overrides from the environment, for measuring the alternatives on one shape (the progression
+// benchmark's ablations force them too): CH10_BLOCK_M (64, 128 or 256) replaces step 1, and steps
+// 2 and 3 follow for that BLOCK_M; CH10_MULTICAST (off, A or B) replaces step 3. BLOCK_M = 256 is
+// DeepGEMM's tile at M = 4096, two 64-row sub-tiles per math warpgroup (kernel.cu); BLOCK_M = 64 at
+// M = 128 is DeepGEMM's choice there too. The heuristic itself takes neither until a measurement
+// says it should.
 #pragma once
 
 #include <cstdint>
@@ -71,10 +78,11 @@ GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n) {
 
 // --- The kernels that exist ---------------------------------------------------------------------
 //
-// One compiled kernel per (BLOCK_M, BLOCK_N, multicast) the heuristic can return, and no other:
-// tests/host_chapter10.cpp checks both ways (every choice over a sweep of shapes is listed; every
-// listed variant is chosen by some shape). Multicast on B needs tiles_m even, so never BLOCK_M =
-// 64 (M <= 64 is one row of tiles).
+// One compiled kernel per (BLOCK_M, BLOCK_N, multicast) the heuristic can return, with or without
+// its overrides, and no other: tests/host_chapter10.cpp checks both ways (every choice over a
+// sweep of shapes and overrides is listed; every listed variant is chosen by some shape). Multicast
+// on B at BLOCK_M = 64 only comes with CH10_BLOCK_M = 64 (the heuristic's M <= 64 is one row of
+// tiles), and BLOCK_M = 256 only with CH10_BLOCK_M = 256, at BLOCK_N 96 or 128.
 struct Variant {
   int block_m, block_n;
   Multicast multicast;
@@ -83,16 +91,18 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
   return x.block_m == y.block_m && x.block_n == y.block_n && x.multicast == y.multicast;
 }
 
-#define CH10_VARIANTS_FOR_N(bn)                                                    \
-  Variant{64, bn, Multicast::None}, Variant{64, bn, Multicast::A},                 \
-      Variant{128, bn, Multicast::None}, Variant{128, bn, Multicast::A}, Variant { \
-    128, bn, Multicast::B                                                          \
+#define CH10_VARIANTS_FOR(bm, bn)                                            \
+  Variant{bm, bn, Multicast::None}, Variant{bm, bn, Multicast::A}, Variant { \
+    bm, bn, Multicast::B                                                     \
   }
-inline constexpr Variant kVariants[] = {CH10_VARIANTS_FOR_N(16),  CH10_VARIANTS_FOR_N(32),
-                                        CH10_VARIANTS_FOR_N(64),  CH10_VARIANTS_FOR_N(96),
-                                        CH10_VARIANTS_FOR_N(112), CH10_VARIANTS_FOR_N(128),
-                                        CH10_VARIANTS_FOR_N(144), CH10_VARIANTS_FOR_N(160)};
+#define CH10_VARIANTS_FOR_N(bn) CH10_VARIANTS_FOR(64, bn), CH10_VARIANTS_FOR(128, bn)
+inline constexpr Variant kVariants[] = {CH10_VARIANTS_FOR_N(16),    CH10_VARIANTS_FOR_N(32),
+                                        CH10_VARIANTS_FOR_N(64),    CH10_VARIANTS_FOR_N(96),
+                                        CH10_VARIANTS_FOR_N(112),   CH10_VARIANTS_FOR_N(128),
+                                        CH10_VARIANTS_FOR_N(144),   CH10_VARIANTS_FOR_N(160),
+                                        CH10_VARIANTS_FOR(256, 96), CH10_VARIANTS_FOR(256, 128)};
 #undef CH10_VARIANTS_FOR_N
+#undef CH10_VARIANTS_FOR
 inline constexpr int kNumVariants = int(sizeof(kVariants) / sizeof(kVariants[0]));
 
 // --- The heuristic ------------------------------------------------------------------------------
@@ -115,9 +125,18 @@ GEMM_HOST_DEVICE constexpr int block_m_for(int64_t m) {
   return m <= 64 ? 64 : 128;
 }
 
-// Chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices).
+// Chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices). At BLOCK_M = 256
+// (CH10_BLOCK_M only) the same comparison over 96 and 128: two sub-tiles' accumulators, 2 x
+// BLOCK_N / 2 registers for final_acc and BLOCK_N / 2 for acc, fit the math threads' 232 registers
+// up to BLOCK_N = 128 (DeepGEMM's limit too); 96 and 128 are what the rule over every width up to
+// 128 picks at M = 4096.
 constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
-  return ch07::best_block_n(s, block_m, num_sms);
+  if (block_m != 256) return ch07::best_block_n(s, block_m, num_sms);
+  const ch07::WaveInfo w96 = ch07::waves(s, 256, 96, num_sms);
+  const ch07::WaveInfo w128 = ch07::waves(s, 256, 128, num_sms);
+  const bool wider =
+      w128.waves < w96.waves || (w128.waves == w96.waves && w128.efficiency >= w96.efficiency);
+  return wider ? 128 : 96;
 }
 
 constexpr bool same_widths_as_chapter_07() {
@@ -170,6 +189,24 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
 // The heuristic: steps 1 to 3 choose the variant, make_config the rest.
 inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   const int block_m = block_m_for(s.m);
+  const int block_n = block_n_for(s, block_m, num_sms);
+  const int tiles_m = int((s.m + block_m - 1) / block_m);
+  const int tiles_n = int((s.n + block_n - 1) / block_n);
+  return make_config(
+      s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
+}
+
+// CH10_BLOCK_M, the environment's override of step 1: "64", "128" or "256"; nullptr or "" leaves
+// the heuristic's choice. Steps 2 and 3 are then taken for that BLOCK_M. Anything else is refused
+// with a sentence.
+inline Config apply_block_m_override(const gemm::Shape& s, const Config& chosen, const char* text,
+                                     int num_sms = ch09::kH100Sms) {
+  if (text == nullptr || *text == '\0') return chosen;
+  const std::string value = text;
+  if (value != "64" && value != "128" && value != "256")
+    throw gemm::UnsupportedError("chapter 10: CH10_BLOCK_M must be 64, 128 or 256 (got \"" + value +
+                                 "\")");
+  const int block_m = std::stoi(value);
   const int block_n = block_n_for(s, block_m, num_sms);
   const int tiles_m = int((s.m + block_m - 1) / block_m);
   const int tiles_n = int((s.n + block_n - 1) / block_n);

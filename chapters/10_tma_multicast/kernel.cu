@@ -85,8 +85,14 @@ constexpr int kMathRegisters = 232;
 // most kMaxStages (config.hpp: stages_for, smem_bytes). What depends on the tile, per choice.
 template <int BLOCK_M, int BLOCK_N>
 struct TileConfig {
-  static constexpr int kNumMathWarpgroups = BLOCK_M / 64;  // one per 64 rows
+  static constexpr int kNumMathWarpgroups = BLOCK_M == 64 ? 1 : 2;  // one per 64 rows, at most 2
   static constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+  // BLOCK_M = 256: each math warpgroup computes two 64-row sub-tiles, one after the other, into the
+  // same acc registers and two sets of final_acc (DeepGEMM's "accumulator reuse"): rows w * 64 and
+  // w * 64 + 128 for warpgroup w. 128 + 64 registers at BLOCK_N = 128, where four warpgroups of
+  // one sub-tile each would need 4 x 128 math threads and leave too few registers for any.
+  static constexpr int kSubtiles = BLOCK_M / (64 * kNumMathWarpgroups);
+  static constexpr int kSubtileRows = 64 * kNumMathWarpgroups;  // from one sub-tile to the next
   static constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
   static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
   static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
@@ -99,7 +105,9 @@ struct TileConfig {
   static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
   static constexpr int kNumStages = stages_for(BLOCK_M, BLOCK_N);
   static constexpr uint32_t kSmemBytes = smem_bytes(BLOCK_M, BLOCK_N);
-  static_assert(BLOCK_M == 64 || BLOCK_M == 128, "one or two math warpgroups of 64 rows");
+  static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256,
+                "one or two math warpgroups of 64 rows, or two of two 64-row sub-tiles");
+  static_assert(BLOCK_M <= 256, "a TMA box has at most 256 rows (the A tile, the A scales)");
   static_assert(kStageBytes == stage_bytes(BLOCK_M, BLOCK_N) &&
                     kTileBytesD == d_tile_bytes(BLOCK_M, BLOCK_N),
                 "the kernel's layout is config.hpp's arithmetic");
@@ -136,6 +144,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
   constexpr uint32_t kTileBytesB = Tile::kTileBytesB;
   constexpr int kNumStages = Tile::kNumStages;
+  constexpr int kSubtiles = Tile::kSubtiles, kSubtileRows = Tile::kSubtileRows;
   // The cluster: 2 CTAs sharing one operand tile, or 1 (no multicast).
   constexpr int kClusterSize = kMulticast == Multicast::None ? 1 : 2;
   // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
@@ -247,7 +256,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
 
     // acc: one K block's product, fresh from the tensor core; final: the scaled sum over blocks.
     float acc[Wgmma::kAccumulators];
-    float final_acc[Wgmma::kAccumulators];
+    float final_acc[kSubtiles * Wgmma::kAccumulators];  // sub-tile i: [i * kAccumulators, ...)
 
     // This thread's two rows of D (ptx::accumulator_position: row_half 0 and 1).
     const int t = threadIdx.x % ptx::kWarpgroupSize;
@@ -286,50 +295,60 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
           const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
 
-          ptx::wgmma_fence();
+          // One sub-tile of 64 rows at a time (two with BLOCK_M = 256, else one): the wgmmas into
+          // acc, the wait, the promotion into that sub-tile's final_acc. The stage is released
+          // after the last sub-tile's wgmmas, the last to read it.
 #pragma unroll
-          for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-            // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
-            // hardware applies the XOR to the final addresses, row by row. Along M this warpgroup's 64
-            // rows start 64 * 128 bytes down.
-            const uint64_t desc_a =
-                make_descriptor(tile_a + warpgroup * 64 * kSwizzleBytes + kk * WGMMA_K);
-            const uint64_t desc_b = make_descriptor(tile_b + kk * WGMMA_K);
-            Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
-          }
-          ptx::wgmma_commit_group();
-          // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
-          // asynchronously, and the producer may overwrite it as soon as the empty barrier completes.
-          // (Keeping one group in flight would need the release one stage later: chapter 05 keeps
-          // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
-          ptx::wgmma_wait<0>();
-          ptx::fence_accumulators(acc);
-          gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, step);
-          // Read this block's A scales before the stage goes back to the producer.
-          const float* scale_a = smem_sa + state.stage * BLOCK_M;
-          const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
-          const float scale_lo_2 = scale_a[row_lo] * scale_b_2,
-                      scale_hi_2 = scale_a[row_hi] * scale_b_2;
-          // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
-          // With multicast, lane r arrives for its warp on the barrier of the CTA of rank r: both
-          // CTAs' producers write this stage of this CTA, and wait for its release.
-          if constexpr (kClusterSize == 1) {
-            if (threadIdx.x % ptx::kWarpSize == 0)
-              ptx::mbarrier_arrive(&empty_barriers[state.stage]);
-          } else {
-            const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
-            if (lane_id < kClusterSize)
-              ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
-          }
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            const int row0 = warpgroup * 64 + sub * kSubtileRows;  // the sub-tile's first row
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
+              // hardware applies the XOR to the final addresses, row by row. Along M this sub-tile's 64
+              // rows start row0 * 128 bytes down.
+              const uint64_t desc_a = make_descriptor(tile_a + row0 * kSwizzleBytes + kk * WGMMA_K);
+              const uint64_t desc_b = make_descriptor(tile_b + kk * WGMMA_K);
+              Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+            }
+            ptx::wgmma_commit_group();
+            // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+            // asynchronously, and the producer may overwrite it as soon as the empty barrier completes.
+            // (Keeping one group in flight would need the release one stage later: chapter 05 keeps
+            // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators(acc);
+            if (sub == kSubtiles - 1)
+              gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, step);
+            // Read this block's A scales before the stage goes back to the producer.
+            const float* scale_a = smem_sa + state.stage * BLOCK_M + sub * kSubtileRows;
+            const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
+            const float scale_lo_2 = scale_a[row_lo] * scale_b_2,
+                        scale_hi_2 = scale_a[row_hi] * scale_b_2;
+            // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
+            // With multicast, lane r arrives for its warp on the barrier of the CTA of rank r: both
+            // CTAs' producers write this stage of this CTA, and wait for its release.
+            if (sub == kSubtiles - 1) {
+              if constexpr (kClusterSize == 1) {
+                if (threadIdx.x % ptx::kWarpSize == 0)
+                  ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+              } else {
+                const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
+                if (lane_id < kClusterSize)
+                  ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
+              }
+            }
 
-          // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
-          // 8-column group r / 4; the former groups take the first block's scale.
+            // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
+            // 8-column group r / 4; the former groups take the first block's scale.
+            float* final_sub = final_acc + sub * Wgmma::kAccumulators;
 #pragma unroll
-          for (int r = 0; r < Wgmma::kAccumulators; ++r) {
-            const bool former = r / 4 < kNumFormerIters;
-            const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
-                                                 : (former ? scale_hi : scale_hi_2);
-            final_acc[r] = fmaf(acc[r], scale, final_acc[r]);
+            for (int r = 0; r < Wgmma::kAccumulators; ++r) {
+              const bool former = r / 4 < kNumFormerIters;
+              const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
+                                                   : (former ? scale_hi : scale_hi_2);
+              final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
+            }
           }
         }
       });
@@ -343,27 +362,38 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
       // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
+      // Sub-tile `sub` is the 64-row block warpgroup + sub * kNumMathWarpgroups of the tile.
       constexpr uint32_t kSpan = Tile::kSpan;
       const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
 #pragma unroll
-      for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2)
-        ptx::stmatrix_x4(smem_d + stmatrix_address_offset(warpgroup, warp, lane, j, BLOCK_M, kSpan),
-                         ptx::pack_bf16x2(final_acc[4 * j + 0], final_acc[4 * j + 1]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 2], final_acc[4 * j + 3]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 4], final_acc[4 * j + 5]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 6], final_acc[4 * j + 7]));
+      for (int sub = 0; sub < kSubtiles; ++sub) {
+        const int block64 = warpgroup + sub * kNumMathWarpgroups;
+        const float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+        for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2)
+          ptx::stmatrix_x4(smem_d + stmatrix_address_offset(block64, warp, lane, j, BLOCK_M, kSpan),
+                           ptx::pack_bf16x2(final_sub[4 * j + 0], final_sub[4 * j + 1]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 2], final_sub[4 * j + 3]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 4], final_sub[4 * j + 5]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 6], final_sub[4 * j + 7]));
+      }
       // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
       // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
-      // 3: the warpgroup's first thread stores its 64 rows, one box per panel; TMA clips what lies
-      // past M or N. No wait here: the store runs while the warpgroup starts the next tile.
+      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), one box per panel; TMA
+      // clips what lies past M or N. No wait here: the store runs while the warpgroup starts the
+      // next tile.
       if (t == 0) {
         constexpr int kPanelColumns = Tile::kPanelColumns;
 #pragma unroll
-        for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
-          ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + warpgroup * 64) * kSpan,
-                            int32_t(n0 + p * kPanelColumns), int32_t(m0 + warpgroup * 64));
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+#pragma unroll
+          for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
+            ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
+                              int32_t(n0 + p * kPanelColumns), int32_t(m0 + row0));
+        }
         ptx::bulk_commit_group();
       }
       gemm::trace_stamp(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
@@ -430,19 +460,24 @@ void check(const gemm::GemmArgs& args) {
                                .align_d = 16});
 }
 
-// The heuristic's configuration, its multicast overridden by `multicast` as by CH10_MULTICAST
-// ("off", "A", "B"; nullptr or "": the heuristic's own), UnsupportedError where the tiles do not
-// pair up that way. The benchmark's ablation (registry.cu) forces each of the three.
-void gemm_multicast(const gemm::GemmArgs& args, const char* multicast, cudaStream_t stream) {
+// The heuristic's configuration with its two overrides (config.hpp): `block_m` as CH10_BLOCK_M
+// ("64", "128", "256") and `multicast` as CH10_MULTICAST ("off", "A", "B"); nullptr or "" leaves
+// the heuristic's choice. UnsupportedError where the tiles do not pair up for the multicast.
+Config configure(const gemm::Shape& s, const char* block_m, const char* multicast, int num_sms) {
+  const Config chosen = apply_block_m_override(s, choose_config(s, num_sms), block_m, num_sms);
+  return apply_multicast_override(s, chosen, multicast, num_sms);
+}
+
+void gemm_with(const gemm::GemmArgs& args, const char* block_m, const char* multicast,
+               cudaStream_t stream) {
   check(args);
   const int num_sms = gemm::multiprocessor_count();
-  const Config c =
-      apply_multicast_override(args.shape, choose_config(args.shape, num_sms), multicast, num_sms);
+  const Config c = configure(args.shape, block_m, multicast, num_sms);
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_multicast(args, std::getenv("CH10_MULTICAST"), stream);
+  gemm_with(args, std::getenv("CH10_BLOCK_M"), std::getenv("CH10_MULTICAST"), stream);
 }
 
 // For the tests: the given variant instead of the heuristic's choice (UnsupportedError where its
@@ -453,23 +488,29 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 
-// The benchmark's ablation entries (registry.cu).
+// The benchmark's ablation entries (registry.cu): one override each, the other choices the
+// heuristic's.
 void gemm_multicast_off(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_multicast(args, "off", stream);
+  gemm_with(args, nullptr, "off", stream);
 }
 void gemm_multicast_a(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_multicast(args, "A", stream);
+  gemm_with(args, nullptr, "A", stream);
 }
 void gemm_multicast_b(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_multicast(args, "B", stream);
+  gemm_with(args, nullptr, "B", stream);
+}
+void gemm_block_m_64(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "64", nullptr, stream);
+}
+void gemm_block_m_256(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "256", nullptr, stream);
 }
 
 // For the binary's --print-config and its header line.
 std::string describe_config(const gemm::Shape& s) {
   int num_sms = ch09::kH100Sms;
   if (gemm::hopper_unavailable_reason().empty()) num_sms = gemm::multiprocessor_count();
-  Config c = apply_multicast_override(s, choose_config(s, num_sms), std::getenv("CH10_MULTICAST"),
-                                      num_sms);
+  Config c = configure(s, std::getenv("CH10_BLOCK_M"), std::getenv("CH10_MULTICAST"), num_sms);
   c.group = ch09::group_from_environment(c.group, "chapter 10");  // as the launch takes it
   return describe(s, c) +
          (num_sms == ch09::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
