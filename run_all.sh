@@ -81,17 +81,21 @@ if [ "$full" = 1 ]; then
       # The TMA-store and persistent chapters: a shape with several tiles per CTA, and M = 1 with
       # an even number of 16-wide tiles (chapter 10: multicast on A, half of it below M).
       [[ "$name" =~ ^(08|09|10)_ ]] && shapes+=("257 1168 1024" "1 256 384")
+      # Chapter 10's 256-row tile (CH10_BLOCK_M=256, not the heuristic's own choice): two rows of
+      # 256 x 96 tiles, multicast on B.
+      [[ "$name" == 10_* ]] && shapes+=("257 1168 1024 256")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
+        block_m=""
         if [ -n "$shape" ]; then
-          read -r m n k <<<"$shape"
+          read -r m n k block_m <<<"$shape"
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
-          tag=" ${m}x${n}x${k}"
+          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}"
         fi
         for tool in memcheck racecheck synccheck initcheck; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
-          timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
+          CH10_BLOCK_M=$block_m timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")")"
         done
       done
