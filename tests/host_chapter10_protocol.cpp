@@ -114,12 +114,26 @@ struct Sim {
     full[c.dest_cta][c.stage].complete_tx(kBytes[c.piece]);
   }
 
-  // The producer of CTA `rank` (kernel.cu, "Producer warpgroup"), one action per call.
-  struct Producer {
-    explicit Producer(int r) : rank(r) {}
+  // Where a producer or a math warp of CTA `rank` is in its walk: the cluster's pairs of tiles,
+  // each pair's K blocks, and the ring position carried across them.
+  struct Walker {
+    explicit Walker(int r) : rank(r) {}
     int rank, pair = 0, kb = 0;
     ch05::PipelineState state;
     bool done = false;
+    void next_k_block(const Sim& sim) {
+      state.advance(uint32_t(sim.stages));
+      if (++kb == sim.k_blocks) {
+        kb = 0;
+        done = ++pair == sim.pairs();
+        if (!sim.protocol.ring_carried_across_tiles) state = ch05::PipelineState{};
+      }
+    }
+  };
+
+  // The producer of CTA `rank` (kernel.cu, "Producer warpgroup"), one action per call.
+  struct Producer : Walker {
+    using Walker::Walker;
     bool step(Sim& sim) {
       if (done) return false;
       if (!sim.empty[rank][state.stage].passed(state.phase ^ 1)) return false;
@@ -134,23 +148,16 @@ struct Sim {
         sim.in_flight.push_back({dest, int(state.stage), half, sim.expected(rank, pair, kb, half)});
       sim.in_flight.push_back(
           {rank, int(state.stage), kScales, sim.expected(rank, pair, kb, kScales)});
-      state.advance(uint32_t(sim.stages));
-      if (++kb == sim.k_blocks) {
-        kb = 0;
-        done = ++pair == sim.pairs();
-        if (!sim.protocol.ring_carried_across_tiles) state = ch05::PipelineState{};
-      }
+      next_k_block(sim);
       return true;
     }
   };
 
   // One math warp of CTA `rank` (kernel.cu, "Math warpgroups"): wait, read (the wgmmas, then
   // wgmma.wait_group), arrive.
-  struct MathWarp {
-    explicit MathWarp(int r) : rank(r) {}
-    int rank, pair = 0, kb = 0, step_in_block = 0;
-    ch05::PipelineState state;
-    bool done = false;
+  struct MathWarp : Walker {
+    using Walker::Walker;
+    int step_in_block = 0;
     bool step(Sim& sim) {
       if (done) return false;
       const uint32_t s = state.stage;
@@ -173,12 +180,7 @@ struct Sim {
           sim.empty[rank][s].arrive();
         }
         step_in_block = 0;
-        state.advance(uint32_t(sim.stages));
-        if (++kb == sim.k_blocks) {
-          kb = 0;
-          done = ++pair == sim.pairs();
-          if (!sim.protocol.ring_carried_across_tiles) state = ch05::PipelineState{};
-        }
+        next_k_block(sim);
       }
       return true;
     }
