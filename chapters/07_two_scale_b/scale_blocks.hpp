@@ -21,6 +21,7 @@
 // num_former_iters, and so do we.)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>  // std::integer_sequence, for the compile-time dispatch
 
@@ -195,10 +196,13 @@ constexpr WaveInfo waves(const gemm::Shape& s, int block_m, int block_n, int num
 // Fewest waves first is the order of DeepGEMM's config heuristic. It is not the same as the highest
 // efficiency: a wave of bigger tiles takes longer. At 4096 x 4096 it picks 160 (7 waves,
 // efficiency 0.887) over 128 (8 waves, 0.970); at 4096 x 7168 both orders pick 160.
-constexpr int best_block_n(const gemm::Shape& s, int block_m, int num_sms = kH100Sms) {
-  int best = kOfferedBlockN[0];
+// best_block_n_among: the same rule over other widths (chapter 10's 256-row tile takes 96 or 128).
+template <size_t kCount>
+constexpr int best_block_n_among(const int (&widths)[kCount], const gemm::Shape& s, int block_m,
+                                 int num_sms = kH100Sms) {
+  int best = widths[0];
   WaveInfo best_w = waves(s, block_m, best, num_sms);
-  for (int block_n : kOfferedBlockN) {
+  for (int block_n : widths) {
     const WaveInfo w = waves(s, block_m, block_n, num_sms);
     const bool better =
         w.waves < best_w.waves ||
@@ -207,6 +211,9 @@ constexpr int best_block_n(const gemm::Shape& s, int block_m, int num_sms = kH10
     if (better) best = block_n, best_w = w;
   }
   return best;
+}
+constexpr int best_block_n(const gemm::Shape& s, int block_m, int num_sms = kH100Sms) {
+  return best_block_n_among(kOfferedBlockN, s, block_m, num_sms);
 }
 
 }  // namespace ch07

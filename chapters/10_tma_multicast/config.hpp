@@ -126,17 +126,14 @@ GEMM_HOST_DEVICE constexpr int block_m_for(int64_t m) {
 }
 
 // Chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices). At BLOCK_M = 256
-// (CH10_BLOCK_M only) the same comparison over 96 and 128: two sub-tiles' accumulators, 2 x
-// BLOCK_N / 2 registers for final_acc and BLOCK_N / 2 for acc, fit the math threads' 232 registers
-// up to BLOCK_N = 128 (DeepGEMM's limit too); 96 and 128 are what the rule over every width up to
-// 128 picks at M = 4096.
+// (CH10_BLOCK_M only) the same rule over 96 and 128: two sub-tiles' accumulators, 2 x BLOCK_N / 2
+// registers for final_acc and BLOCK_N / 2 for acc, fit the math threads' 232 registers up to
+// BLOCK_N = 128 (DeepGEMM's limit too); 96 and 128 are what the rule over every width up to 128
+// picks at M = 4096.
+inline constexpr int kBlockNChoices256[] = {96, 128};
 constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
-  if (block_m != 256) return ch07::best_block_n(s, block_m, num_sms);
-  const ch07::WaveInfo w96 = ch07::waves(s, 256, 96, num_sms);
-  const ch07::WaveInfo w128 = ch07::waves(s, 256, 128, num_sms);
-  const bool wider =
-      w128.waves < w96.waves || (w128.waves == w96.waves && w128.efficiency >= w96.efficiency);
-  return wider ? 128 : 96;
+  if (block_m == 256) return ch07::best_block_n_among(kBlockNChoices256, s, 256, num_sms);
+  return ch07::best_block_n(s, block_m, num_sms);
 }
 
 constexpr bool same_widths_as_chapter_07() {
