@@ -77,6 +77,8 @@ __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
   return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
 }
 
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<false>.
+template <bool kTrace>
 __global__ void __launch_bounds__(kNumThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b, gemm::GemmArgs args) {
@@ -128,7 +130,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                          kb * BLOCK_K, int32_t(m0));
         ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
                          kb * BLOCK_K, int32_t(n0));
-        gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
+        gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
       }
     }
   } else {
@@ -144,7 +146,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     PipelineState state;
     for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
       ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-      gemm::trace_stamp(args.trace, gemm::kTraceFullDone, warpgroup, kb);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
       const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
       const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
 
@@ -166,7 +168,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
       ptx::wgmma_wait<0>();
       ptx::fence_accumulators(acc);
-      gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, kb);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
       // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
       if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
     }
@@ -197,8 +199,8 @@ void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 05");
-  gemm::launch("chapter 05", gemm_kernel, {grid, kNumThreads, kSmemBytes, stream}, map_a, map_b,
-               args);
+  gemm::launch("chapter 05", args.trace ? gemm_kernel<true> : gemm_kernel<false>,
+               {grid, kNumThreads, kSmemBytes, stream}, map_a, map_b, args);
 }
 
 }  // namespace ch05

@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                          kb * BLOCK_K, int32_t(n0));
         ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier, int32_t(m0),
                          kb);
-        gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
       }
     }
   } else {
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           scale_b_2_next = scale_b_row_2[kb + 1];
         }
         ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-        gemm::trace_stamp(args.trace, gemm::kTraceFullDone, warpgroup, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
         const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
         const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
 
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
         ptx::wgmma_wait<0>();
         ptx::fence_accumulators(acc);
-        gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
         // Read this block's A scales before the stage goes back to the producer.
         const float* scale_a = smem_sa + state.stage * BLOCK_M;
         const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;

@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                          kb * BLOCK_K, int32_t(n0));
         ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier, int32_t(m0),
                          kb);
-        gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
       }
     }
   } else {
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           scale_b_2_next = scale_b_row_2[kb + 1];
         }
         ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-        gemm::trace_stamp(args.trace, gemm::kTraceFullDone, warpgroup, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
         const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
         const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
 
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
         ptx::wgmma_wait<0>();
         ptx::fence_accumulators(acc);
-        gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, kb);
+        gemm::trace_stamp<true>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
         // Read this block's A scales before the stage goes back to the producer.
         const float* scale_a = smem_sa + state.stage * BLOCK_M;
         const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
 
     // Epilogue. 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four
     // 8x8 bf16 matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
-    gemm::trace_stamp(args.trace, gemm::kTraceEpilogueBegin, warpgroup, 0);
+    gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, 0);
     constexpr uint32_t kSpan = TileConfig<BLOCK_N>::kSpan;
     const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
 #pragma unroll
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       ptx::bulk_commit_group();
       ptx::bulk_wait_group_read<0>();
     }
-    gemm::trace_stamp(args.trace, gemm::kTraceEpilogueEnd, warpgroup, 0);
+    gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, 0);
   }
 }
 

@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           }
           ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
                            int32_t(m0), kb);
-          gemm::trace_stamp(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+          gemm::trace_stamp<true>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
     }
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             scale_b_2_next = scale_b_row_2[kb + 1];
           }
           ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-          gemm::trace_stamp(args.trace, gemm::kTraceFullDone, warpgroup, step);
+          gemm::trace_stamp<true>(args.trace, gemm::kTraceFullDone, warpgroup, step);
           const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
           const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
 
@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             ptx::wgmma_wait<0>();
             ptx::fence_accumulators(acc);
             if (sub == kSubtiles - 1)
-              gemm::trace_stamp(args.trace, gemm::kTraceMathDone, warpgroup, step);
+              gemm::trace_stamp<true>(args.trace, gemm::kTraceMathDone, warpgroup, step);
             // Read this block's A scales before the stage goes back to the producer.
             const float* scale_a = smem_sa + state.stage * BLOCK_M + sub * kSubtileRows;
             const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // TMA store (issued at the end of the previous epilogue and left to run during this tile's
       // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
       // first tile), and the named barrier holds the warpgroup's other threads until it has.
-      gemm::trace_stamp(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
       if (t == 0) ptx::bulk_wait_group_read<0>();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
@@ -396,7 +396,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         }
         ptx::bulk_commit_group();
       }
-      gemm::trace_stamp(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
     }
     // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
     // before the CTA may exit.
