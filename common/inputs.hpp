@@ -54,7 +54,12 @@ float fp8_to_float(fp8 v);
 // The n-th number of a reproducible standard normal stream. Pure function of (seed, stream, n).
 float normal_at(uint64_t seed, uint64_t stream, uint64_t n);
 
-// Runs body(begin, end) over [0, count) split across the machine's threads.
+// Runs body(begin, end) over [0, count) split across host_threads() threads. Whatever runs through
+// it (make_problem, the reference) gives the same bytes for any number of threads.
 void parallel_for(int64_t count, const std::function<void(int64_t, int64_t)>& body);
+// The threads parallel_for uses: the machine's (std::thread::hardware_concurrency), unless
+// set_host_threads(n) chose n; set_host_threads(0) goes back to the machine's.
+int host_threads();
+void set_host_threads(int threads);
 
 }  // namespace gemm

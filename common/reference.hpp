@@ -20,6 +20,11 @@ struct Reference {
 };
 
 Reference reference_gemm(const HostProblem& p);
+// The same for rows [begin, end) of D only (shape.m = end - begin): a band of rows, for references
+// that cannot afford the whole of M. Each 128-wide block of K is summed exactly (fp8 products fit a
+// double's significand many times over), then scaled by sa * sb and added in the order of K; any
+// number of threads (host_threads) gives the same bits.
+Reference reference_rows(const HostProblem& p, int64_t begin, int64_t end);
 
 // bf16 bit pattern written into D before every run: a NaN no arithmetic produces by accident.
 inline constexpr uint16_t kPoisonBits = 0x7FB1;
@@ -115,5 +120,17 @@ int64_t count_bit_differences(const std::vector<uint16_t>& x, const std::vector<
 
 ReferenceCheck check_against_reference(const HostProblem& p, const std::vector<uint16_t>& d,
                                        const Tolerance& tol, double max_macs);
+
+// The reference on reference_row_bands(), computed once for a problem whose D several runs produce
+// (every chapter on the same inputs, in the tests): check_against_reference(p, d, tol, max_macs) is
+// check_against_reference(reference_on_bands(p, max_macs), d, tol).
+struct BandReference {
+  Shape shape;                                     // the whole problem's
+  std::vector<std::pair<int64_t, int64_t>> bands;  // reference_row_bands(shape, max_macs)
+  Reference rows;                                  // the bands' rows, one after another
+};
+BandReference reference_on_bands(const HostProblem& p, double max_macs);
+ReferenceCheck check_against_reference(const BandReference& ref, const std::vector<uint16_t>& d,
+                                       const Tolerance& tol);
 
 }  // namespace gemm
