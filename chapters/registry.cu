@@ -36,6 +36,7 @@ void gemm_multicast_a(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_64(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_256(const gemm::GemmArgs&, cudaStream_t);
+void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch10
 
 namespace gemm {
@@ -146,11 +147,13 @@ const std::vector<Chapter>& chapters() {
        .records_trace = true,
        // The heuristic's tile with the multicast forced: "off" against chapter 09 is what the
        // configuration heuristic is worth, the chosen one against "off" what multicast is. Then
-       // the heuristic with BLOCK_M forced: DeepGEMM's 256-row tile, and 64 rows at M = 128.
+       // the heuristic with BLOCK_M forced: 64 rows at M = 128, the 128-row tiles at M = 4096 (what
+       // the tall tile is worth there), and 256 rows everywhere.
        .ablations = {{"multicast=off", ch10::gemm_multicast_off},
                      {"multicast=A", ch10::gemm_multicast_a},
                      {"multicast=B", ch10::gemm_multicast_b},
                      {"block_m=64", ch10::gemm_block_m_64},
+                     {"block_m=128", ch10::gemm_block_m_128},
                      {"block_m=256", ch10::gemm_block_m_256}}},
   };
   return list;

@@ -40,12 +40,12 @@ const Expected kExpected[] = {
     {{128, 7168, 16384}, 128, 64, Multicast::A, 8, 1, 112},
     {{128, 4096, 7168}, 128, 32, Multicast::A, 10, 1, 128},
     {{128, 7168, 2048}, 128, 64, Multicast::A, 8, 1, 112},
-    {{4096, 2112, 7168}, 128, 144, Multicast::B, 5, 1, 132},
-    {{4096, 24576, 1536}, 128, 160, Multicast::B, 5, 8, 132},
-    {{4096, 32768, 512}, 128, 160, Multicast::B, 5, 8, 132},
-    {{4096, 7168, 16384}, 128, 160, Multicast::B, 5, 8, 132},
-    {{4096, 4096, 7168}, 128, 160, Multicast::B, 5, 8, 132},
-    {{4096, 7168, 2048}, 128, 160, Multicast::B, 5, 8, 132},
+    {{4096, 2112, 7168}, 256, 96, Multicast::A, 3, 1, 132},
+    {{4096, 24576, 1536}, 256, 128, Multicast::A, 3, 8, 132},
+    {{4096, 32768, 512}, 256, 128, Multicast::A, 3, 8, 132},
+    {{4096, 7168, 16384}, 256, 128, Multicast::A, 3, 8, 132},
+    {{4096, 4096, 7168}, 256, 128, Multicast::A, 3, 8, 132},
+    {{4096, 7168, 2048}, 256, 128, Multicast::A, 3, 8, 132},
 };
 
 TEST(Chapter10, ConfigurationOfTheBenchmarkShapes) {
@@ -61,9 +61,10 @@ TEST(Chapter10, ConfigurationOfTheBenchmarkShapes) {
     EXPECT_EQ(c.stages, e.stages) << what;
     EXPECT_EQ(c.group, e.group) << what;
     EXPECT_EQ(c.grid, e.grid) << what;
-    // The M = 4096 shapes keep chapters 07-09's BLOCK_N.
+    // The M = 4096 shapes take the tall tile, with chapter 07's rule over its two widths.
     if (e.shape.m == 4096) {
-      EXPECT_EQ(c.variant.block_n, ch07::best_block_n(e.shape, 128)) << what;
+      EXPECT_EQ(c.variant.block_n, ch07::best_block_n_among(ch10::kBlockNChoices256, e.shape, 256))
+          << what;
     }
     // Small M fills the SMs with narrow tiles: at least 112 of 132 SMs get a tile.
     if (e.shape.m <= 128) {
@@ -76,16 +77,23 @@ TEST(Chapter10, ConfigurationOfTheBenchmarkShapes) {
 TEST(Chapter10, DescribeNamesEveryChoice) {
   const gemm::Shape s{4096, 7168, 16384};
   const std::string line = ch10::describe(s, ch10::choose_config(s));
-  for (const char* part : {"BLOCK_M 128", "BLOCK_N 160", "multicast B (cluster of 2)", "5 stages",
-                           "32 x 45 tiles", "11 waves", "16 x 45 pairs", "group 8", "132 CTAs"})
+  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast A (cluster of 2)", "3 stages",
+                           "16 x 56 tiles", "7 waves", "16 x 28 pairs", "group 8", "132 CTAs"})
     EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
 }
 
 // The rules, one by one.
 TEST(Chapter10, TheRules) {
-  EXPECT_EQ(ch10::block_m_for(1), 64);
-  EXPECT_EQ(ch10::block_m_for(64), 64);
-  EXPECT_EQ(ch10::block_m_for(65), 128);
+  EXPECT_EQ(ch10::block_m_for({1, 7168, 1024}), 64);
+  EXPECT_EQ(ch10::block_m_for({64, 7168, 1024}), 64);
+  EXPECT_EQ(ch10::block_m_for({65, 7168, 1024}), 128);
+  EXPECT_EQ(ch10::block_m_for({128, 7168, 1024}), 128);
+  // Above 128 rows the tall tile, unless a 128-row width fills the last wave better by more than
+  // kTallTileMargin: at 4096 x 7168, 896 tiles of 256 x 128 (efficiency 0.970) against 1440 of
+  // 128 x 160 (0.987); at 129 x 7168, 56 tiles of 256 x 128 fill 0.42 of the SMs, 2 x 52 of
+  // 128 x 144 fill 0.79.
+  EXPECT_EQ(ch10::block_m_for({4096, 7168, 16384}), 256);
+  EXPECT_EQ(ch10::block_m_for({129, 7168, 1024}), 128);
   // Multicast needs the tiles to pair up exactly; the larger tile wins when both do.
   EXPECT_EQ(ch10::multicast_for(32, 45, 128, 160), Multicast::B);
   EXPECT_EQ(ch10::multicast_for(33, 46, 128, 160), Multicast::A);
@@ -96,7 +104,7 @@ TEST(Chapter10, TheRules) {
   EXPECT_EQ(ch10::multicast_for(2, 2, 128, 96, 1), Multicast::None);
   // A ragged M keeps its tiles unpaired along M.
   const ch10::Config c = ch10::choose_config({4097, 7168, 1024});
-  EXPECT_EQ(c.tiles_m, 33);
+  EXPECT_EQ(c.tiles_m, 17);
   EXPECT_NE(c.variant.multicast, Multicast::B);
   // Fewer SMs: fewer CTAs, same tiles.
   const ch10::Config d = ch10::choose_config({4096, 7168, 1024}, 114);
@@ -108,7 +116,7 @@ TEST(Chapter10, TheRules) {
 // pair up; anything else, or a multicast that cannot pair, is refused naming the variable or the
 // pairing.
 TEST(Chapter10, MulticastOverride) {
-  const gemm::Shape s{4096, 7168, 16384};  // 32 x 45 tiles: B pairs, A does not
+  const gemm::Shape s{4096, 7040, 16384};  // 16 x 55 tiles of 256 x 128: B pairs, A does not
   const ch10::Config chosen = ch10::choose_config(s);
   EXPECT_EQ(ch10::apply_multicast_override(s, chosen, nullptr).variant, chosen.variant);
   EXPECT_EQ(ch10::apply_multicast_override(s, chosen, "").variant, chosen.variant);
@@ -285,8 +293,8 @@ TEST(Chapter10, DrawsTheClusters) {
   ch10::draw_clusters(path);
   const std::string text = gemm::testing::read_text(path);
   EXPECT_NE(text.find("</svg>"), std::string::npos);
-  EXPECT_NE(text.find("pairs (16 x 45) grouped along M, group = 8"), std::string::npos);
-  EXPECT_NE(text.find("3.51 MB (multicast on B)"), std::string::npos);
+  EXPECT_NE(text.find("pairs (16 x 28) grouped along M, group = 8"), std::string::npos);
+  EXPECT_NE(text.find("4.33 MB (multicast on A)"), std::string::npos);  // 132 x (128 + 128) rows
   // A small-M shape (multicast A, one row of tiles) and a shape without multicast draw too.
   ch10::draw_clusters(path, {64, 2112, 7168});
   ch10::draw_clusters(path, {4097, 7176, 256});

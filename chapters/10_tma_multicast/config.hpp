@@ -82,7 +82,7 @@ GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n) {
 // its overrides, and no other: tests/host_chapter10.cpp checks both ways (every choice over a
 // sweep of shapes and overrides is listed; every listed variant is chosen by some shape). Multicast
 // on B at BLOCK_M = 64 only comes with CH10_BLOCK_M = 64 (the heuristic's M <= 64 is one row of
-// tiles), and BLOCK_M = 256 only with CH10_BLOCK_M = 256, at BLOCK_N 96 or 128.
+// tiles), and BLOCK_M = 256 at BLOCK_N 96 or 128 only.
 struct Variant {
   int block_m, block_n;
   Multicast multicast;
@@ -121,12 +121,8 @@ struct Config {
   int grid = 0;                  // CTAs launched: clusters * cluster_size
 };
 
-GEMM_HOST_DEVICE constexpr int block_m_for(int64_t m) {
-  return m <= 64 ? 64 : 128;
-}
-
-// Chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices). At BLOCK_M = 256
-// (CH10_BLOCK_M only) the same rule over 96 and 128: two sub-tiles' accumulators, 2 x BLOCK_N / 2
+// Step 2, BLOCK_N: chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices).
+// At BLOCK_M = 256 the same rule over 96 and 128: two sub-tiles' accumulators, 2 x BLOCK_N / 2
 // registers for final_acc and BLOCK_N / 2 for acc, fit the math threads' 232 registers up to
 // BLOCK_N = 128 (DeepGEMM's limit too); 96 and 128 are what the rule over every width up to 128
 // picks at M = 4096.
@@ -134,6 +130,20 @@ inline constexpr int kBlockNChoices256[] = {96, 128};
 constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
   if (block_m == 256) return ch07::best_block_n_among(kBlockNChoices256, s, 256, num_sms);
   return ch07::best_block_n(s, block_m, num_sms);
+}
+
+// Step 1, BLOCK_M: 64 for a single row of 64, 128 up to M = 128, and above that chapters 06-07's
+// choice between the tall tile and the 128-row widths: 256 rows (chapter 06's sub-tiles) unless
+// the best 128-row width fills the last wave better by more than kTallTileMargin of efficiency.
+// The 256-row tile reads about a fifth fewer bytes from L2 per FLOP, which measured worth more
+// than a few points of wave efficiency (chapter 07's README).
+inline constexpr double kTallTileMargin = 0.1;
+constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
+  if (s.m <= 64) return 64;
+  if (s.m <= 128) return 128;
+  const double wide = ch07::waves(s, 128, block_n_for(s, 128, num_sms), num_sms).efficiency;
+  const double tall = ch07::waves(s, 256, block_n_for(s, 256, num_sms), num_sms).efficiency;
+  return wide > tall + kTallTileMargin ? 128 : 256;
 }
 
 constexpr bool same_widths_as_chapter_07() {
@@ -185,7 +195,7 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
 
 // The heuristic: steps 1 to 3 choose the variant, make_config the rest.
 inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
-  const int block_m = block_m_for(s.m);
+  const int block_m = block_m_for(s, num_sms);
   const int block_n = block_n_for(s, block_m, num_sms);
   const int tiles_m = int((s.m + block_m - 1) / block_m);
   const int tiles_n = int((s.n + block_n - 1) / block_n);

@@ -131,7 +131,15 @@ __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
   return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
 }
 
-template <int BLOCK_M, int BLOCK_N, Multicast kMulticast>
+// The same descriptor with its start address moved on by `units` of 16 bytes. The address is the
+// descriptor's low 14 bits, in 16-byte units, and a shared-memory address stays below 256 KB, so
+// the sum never carries out of them: only the low 32-bit half changes (one 32-bit addition).
+__device__ __forceinline__ uint64_t advance(uint64_t desc, uint32_t units) {
+  return (desc & ~uint64_t(0xFFFFFFFFu)) | uint32_t(uint32_t(desc) + units);
+}
+
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
+template <int BLOCK_M, int BLOCK_N, Multicast kMulticast, bool kTrace>
 __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b,
@@ -170,7 +178,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   const int pairs = pairs_m * pairs_n;
   const int rank = int(ptx::cluster_ctarank());
   const int cluster = int(blockIdx.x) / kClusterSize, clusters = int(gridDim.x) / kClusterSize;
-  const int warpgroup = threadIdx.x / ptx::kWarpgroupSize;
+  // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
+  // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
+  // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / ptx::kWarpgroupSize), 0);
 
   if (threadIdx.x == kNumMathThreads) {
     // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
@@ -244,7 +255,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           }
           ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
                            int32_t(m0), kb);
-          gemm::trace_stamp<true>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
     }
@@ -262,6 +273,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     const int t = threadIdx.x % ptx::kWarpgroupSize;
     const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
     const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
+    // start address, and the start address is the descriptor's low bits in 16-byte units
+    // (ptx::encode): so each wgmma's descriptor is one addition to these.
+    const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
+    const uint64_t desc_b0 = make_descriptor(smem_b);
     // The ring position carries on across tiles, as the producer's does: both advance once per K
     // block of the same sequence of tiles, so they still meet on every stage and phase.
     PipelineState state;
@@ -279,6 +295,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       const float* scale_b_row_2 =
           needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
       float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
+      // Sub-tile i starts at row m0 + warpgroup * 64 + i * kSubtileRows: the first live_subtiles
+      // of them have rows before M; the others (the last row of tiles, M <= 64) compute nothing.
+      // (One count, computed once: a flag per sub-tile made the compiler re-evaluate 64-bit
+      // comparisons in every iteration.)
+      const int64_t rows_left = M - (m0 + warpgroup * 64);
+      const int64_t live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
+      const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
 
       // The K loop, once per value num_former_iters can take for this BLOCK_N.
       dispatch_num_former_iters<BLOCK_N>(num_former_iters(n0, BLOCK_N), [&](auto former) {
@@ -291,44 +314,33 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             scale_b_2_next = scale_b_row_2[kb + 1];
           }
           ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-          gemm::trace_stamp<true>(args.trace, gemm::kTraceFullDone, warpgroup, step);
-          const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
-          const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
+          // This block's scale products, read before the wgmmas are issued: their shared-memory
+          // latency then hides behind the tensor core instead of delaying the promotion.
+          const float* scale_a = smem_sa + state.stage * BLOCK_M;
+          float scale_lo[kSubtiles], scale_hi[kSubtiles], scale_lo_2[kSubtiles],
+              scale_hi_2[kSubtiles];
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            const float a_lo = scale_a[row_lo + sub * kSubtileRows],
+                        a_hi = scale_a[row_hi + sub * kSubtileRows];
+            scale_lo[sub] = a_lo * scale_b, scale_hi[sub] = a_hi * scale_b;
+            scale_lo_2[sub] = a_lo * scale_b_2, scale_hi_2[sub] = a_hi * scale_b_2;
+          }
+          // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+          const uint32_t stage_a = state.stage * (kTileBytesA / 16),
+                         stage_b = state.stage * (kTileBytesB / 16);
 
           // One sub-tile of 64 rows at a time (two with BLOCK_M = 256, else one): the wgmmas into
           // acc, the wait, the promotion into that sub-tile's final_acc. The stage is released
           // after the last sub-tile's wgmmas, the last to read it.
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
-            const int row0 = warpgroup * 64 + sub * kSubtileRows;  // the sub-tile's first row
-            ptx::wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
-              // hardware applies the XOR to the final addresses, row by row. Along M this sub-tile's 64
-              // rows start row0 * 128 bytes down.
-              const uint64_t desc_a = make_descriptor(tile_a + row0 * kSwizzleBytes + kk * WGMMA_K);
-              const uint64_t desc_b = make_descriptor(tile_b + kk * WGMMA_K);
-              Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
-            }
-            ptx::wgmma_commit_group();
-            // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
-            // asynchronously, and the producer may overwrite it as soon as the empty barrier completes.
-            // (Keeping one group in flight would need the release one stage later: chapter 05 keeps
-            // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
-            ptx::wgmma_wait<0>();
-            ptx::fence_accumulators(acc);
-            if (sub == kSubtiles - 1)
-              gemm::trace_stamp<true>(args.trace, gemm::kTraceMathDone, warpgroup, step);
-            // Read this block's A scales before the stage goes back to the producer.
-            const float* scale_a = smem_sa + state.stage * BLOCK_M + sub * kSubtileRows;
-            const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
-            const float scale_lo_2 = scale_a[row_lo] * scale_b_2,
-                        scale_hi_2 = scale_a[row_hi] * scale_b_2;
             // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
             // With multicast, lane r arrives for its warp on the barrier of the CTA of rank r: both
             // CTAs' producers write this stage of this CTA, and wait for its release.
-            if (sub == kSubtiles - 1) {
+            const auto release = [&] {
+              if (sub != kSubtiles - 1) return;
               if constexpr (kClusterSize == 1) {
                 if (threadIdx.x % ptx::kWarpSize == 0)
                   ptx::mbarrier_arrive(&empty_barriers[state.stage]);
@@ -337,7 +349,33 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
                 if (lane_id < kClusterSize)
                   ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
               }
+            };
+            if (sub >= live_subtiles) {
+              release();
+              continue;
             }
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
+              // hardware applies the XOR to the final addresses, row by row. Along M this sub-tile's 64
+              // rows start (warpgroup * 64 + sub * kSubtileRows) * 128 bytes down.
+              const uint64_t desc_a = advance(
+                  desc_a0, stage_a + (sub * kSubtileRows * kSwizzleBytes + kk * WGMMA_K) / 16);
+              const uint64_t desc_b = advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+              Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+            }
+            ptx::wgmma_commit_group();
+            // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+            // asynchronously, and the producer may overwrite it as soon as the empty barrier
+            // completes. (Keeping one group in flight would need a second `acc`: no registers are
+            // left for it at 256 rows.) The other warpgroup's wgmmas keep the tensor core busy
+            // meanwhile.
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators(acc);
+            if (sub == kSubtiles - 1)
+              gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, step);
+            release();
 
             // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
             // 8-column group r / 4; the former groups take the first block's scale.
@@ -345,8 +383,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
 #pragma unroll
             for (int r = 0; r < Wgmma::kAccumulators; ++r) {
               const bool former = r / 4 < kNumFormerIters;
-              const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
-                                                   : (former ? scale_hi : scale_hi_2);
+              const float scale = row_half(r) == 0 ? (former ? scale_lo[sub] : scale_lo_2[sub])
+                                                   : (former ? scale_hi[sub] : scale_hi_2[sub]);
               final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
             }
           }
@@ -357,7 +395,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // TMA store (issued at the end of the previous epilogue and left to run during this tile's
       // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
       // first tile), and the named barrier holds the warpgroup's other threads until it has.
-      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
       if (t == 0) ptx::bulk_wait_group_read<0>();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
@@ -396,7 +434,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         }
         ptx::bulk_commit_group();
       }
-      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
     }
     // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
     // before the CTA may exit.
@@ -419,7 +457,8 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
       swizzled_view(N, K, kMulticast == Multicast::B ? BLOCK_N / 2 : BLOCK_N), args.b);
   const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
   const CUtensorMap map_d = gemm::make_tensor_map(d_store_view(args.shape, Tile::kSpan), args.d);
-  auto* kernel = gemm_kernel<BLOCK_M, BLOCK_N, kMulticast>;
+  auto* kernel = args.trace ? gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, true>
+                            : gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, false>;
   gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream,
                             unsigned(c.cluster_size)};
   // The configuration assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC
@@ -504,6 +543,9 @@ void gemm_block_m_64(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 void gemm_block_m_256(const gemm::GemmArgs& args, cudaStream_t stream) {
   gemm_with(args, "256", nullptr, stream);
+}
+void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "128", nullptr, stream);
 }
 
 // For the binary's --print-config and its header line.
