@@ -3,26 +3,50 @@
 # peers over DeepGEMM's 18 shapes) and print the table.
 #
 #   ./run_all.sh            build + benchmark + docs/progression.md (and .png with matplotlib)
-#   ./run_all.sh --full     also every test, the chapter binaries and compute-sanitizer: the one
-#                           command to send to the GPU machine
+#   ./run_all.sh --tests    also every test (ctest: host tests, then the GPU tests in one group per
+#                           chapter and suite), a smoke run and a default-shape run of each chapter
+#                           binary, and the timelines of chapters 09 and 10
+#   ./run_all.sh --sanitizers
+#                           also compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on
+#                           every chapter binary at small shapes
+#   ./run_all.sh --full     --tests and --sanitizers together. On a GPU machine that allows 10
+#                           minutes a command, send the parts instead, each with --no-bench
+#                           (the benchmark is a part of its own):
+#                             ./run_all.sh --no-bench --tests
+#                             ./run_all.sh --no-bench --sanitizers --chapters "00 01 02 03 04 05"
+#                             ./run_all.sh --no-bench --sanitizers --chapters "06 07 08"
+#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10"
+#                             ./run_all.sh
+#   ./run_all.sh --chapters "NN ..."
+#                           the chapter binaries that --tests and --sanitizers run (default: all)
+#   ./run_all.sh --tools "memcheck ..."
+#                           the compute-sanitizer tools that --sanitizers runs (default: all four)
 #   ./run_all.sh --ncu      also profile with Nsight Compute: chapters 02-05 (shared memory), and
 #                           08-10 at 4096x7168x16384 (L2 hit rate, DRAM bytes; 09 and 10 in their
 #                           own tile order and in row-major, CH09_GROUP=1)
-#   ./run_all.sh --no-bench skip the progression benchmark (with --full: tests only)
+#   ./run_all.sh --no-bench skip the progression benchmark (with --tests: tests only)
 #   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
 #
 # Logs and the benchmark JSON go to build/results; when $OUT is set (the GPU machine) the JSON, the
-# table, the chart and a tarball of the logs are copied there.
+# table, the chart and a tarball of the logs are copied there. The summary at the end gives each
+# step's time, for planning the parts.
 set -uo pipefail
 cd "$(dirname "$0")"
-full=0
+tests=0
+sanitizers=0
 ncu=0
 bench=1
 iters=30
+only_chapters=""
+tools="memcheck racecheck synccheck initcheck"
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --full) full=1 ;;
+    --full) tests=1; sanitizers=1 ;;
+    --tests) tests=1 ;;
+    --sanitizers) sanitizers=1 ;;
+    --chapters) only_chapters="$2"; shift ;;
+    --tools) tools="$2"; shift ;;
     --ncu) ncu=1 ;;
     --no-bench) bench=0 ;;
     --iters) iters="$2"; shift ;;
@@ -35,22 +59,35 @@ rm -rf "$results"
 mkdir -p "$results"
 summary=()
 note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+started=$SECONDS
+took() { echo "$(($SECONDS - $1)) s"; }
 
+t0=$SECONDS
 cmake --preset release >"$results/configure.log" 2>&1 || { cat "$results/configure.log"; exit 1; }
 if ! cmake --build --preset release -j "$(nproc)" >"$results/build.log" 2>&1; then
   grep -E "error|Error" "$results/build.log" | head -30
   echo "build failed: $results/build.log"
   exit 1
 fi
-note build ok
+note build "ok ($(took $t0))"
 bin=build/release/bin
 
-if [ "$full" = 1 ]; then
+# The chapter binaries, [0-9][0-9]_*, or those --chapters names.
+chapter_binaries() {
+  for exe in "$bin"/[0-9][0-9]_*; do
+    name=$(basename "$exe")
+    if [ -n "$only_chapters" ] && [[ " $only_chapters " != *" ${name:0:2} "* ]]; then continue; fi
+    echo "$exe"
+  done
+}
+
+if [ "$tests" = 1 ]; then
   # A chapter that hangs on the GPU (a pipeline barrier that never completes: release builds have
   # no watchdog) must not take the whole run with it: first each binary once on a small ragged
   # shape, 60 s at most, then every test with a limit of its own, and every sanitizer run too.
+  t0=$SECONDS
   smoke_failed=0
-  for exe in "$bin"/[0-9][0-9]_*; do
+  for exe in $(chapter_binaries); do
     name=$(basename "$exe")
     [[ "$name" == 01_* ]] && continue
     timeout 60 "$exe" --m 257 --n 1168 --k 1024 --no-timing >"$results/smoke-$name.log" 2>&1
@@ -60,21 +97,28 @@ if [ "$full" = 1 ]; then
       note "smoke $name" "exit $rc$([ $rc = 124 ] && echo ' (timed out)'): $(tail -n 1 "$results/smoke-$name.log")"
     fi
   done
-  [ "$smoke_failed" = 0 ] && note smoke "every chapter binary passed its checks at 257x1168x1024"
-  if ctest --preset release -j 1 --timeout 240 >"$results/tests.log" 2>&1; then note tests "$(grep -E 'tests passed' "$results/tests.log")"
-  else note tests "FAILED: $(grep -E 'tests passed|tests failed' "$results/tests.log")"; grep -E "Failed|FAILED|\*\*\*" "$results/tests.log" | head -20; fi
+  [ "$smoke_failed" = 0 ] && note smoke "every chapter binary passed its checks at 257x1168x1024 ($(took $t0))"
+  # Every test: the host tests, then the GPU tests, one process per chapter and suite (each group's
+  # time is in tests.log).
+  t0=$SECONDS
+  if ctest --preset release -j 1 --timeout 240 >"$results/tests.log" 2>&1; then note tests "$(grep -E 'tests passed' "$results/tests.log") ($(took $t0))"
+  else note tests "FAILED: $(grep -E 'tests passed|tests failed' "$results/tests.log") ($(took $t0))"; grep -E "Failed|FAILED|\*\*\*" "$results/tests.log" | head -20; fi
   grep -h "Skipped" "$results/tests.log" | head -3
   # Each chapter binary on its default shape: the check lines and the timing beside cuBLASLt.
-  for exe in "$bin"/[0-9][0-9]_*; do
+  for exe in $(chapter_binaries); do
     name=$(basename "$exe")
+    t0=$SECONDS
     "$exe" >"$results/$name.log" 2>&1; rc=$?
-    note "$name" "exit $rc: $(tail -n 1 "$results/$name.log")"
+    note "$name" "exit $rc: $(tail -n 1 "$results/$name.log") ($(took $t0))"
   done
+fi
+
+if [ "$sanitizers" = 1 ]; then
   # compute-sanitizer: memcheck, racecheck, synccheck and initcheck on every chapter binary, each
   # on two small shapes (racecheck is slow): ragged in M and N with an odd number of K blocks (5),
   # and M = 1. Chapter 01 is one fixed-size wgmma: no shape flags, run once.
   if command -v compute-sanitizer >/dev/null; then
-    for exe in "$bin"/[0-9][0-9]_*; do
+    for exe in $(chapter_binaries); do
       name=$(basename "$exe")
       shapes=("200 264 640" "1 136 384")
       [[ "$name" == 01_* ]] && shapes=("")
@@ -93,13 +137,16 @@ if [ "$full" = 1 ]; then
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
           tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}"
         fi
-        for tool in memcheck racecheck synccheck initcheck; do
+        for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
+          t0=$SECONDS
           CH10_BLOCK_M=$block_m timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
-          note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")")"
+          note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
       done
     done
+  else
+    note sanitizers "compute-sanitizer not found: nothing run"
   fi
 fi
 
@@ -117,7 +164,7 @@ fi
 
 # The timelines of the persistent chapters (the epilogue against the next tile's loads), on a shape
 # with few K blocks per tile so that the tiles are visible: SVGs in build/results.
-if [ "$full" = 1 ]; then
+if [ "$tests" = 1 ]; then
   for name in 09_persistent_scheduler 10_tma_multicast; do
     timeout 60 "$bin/$name" --m 4096 --n 7168 --k 2048 --no-check --no-timing \
       --trace "$results/trace-$name-4096x7168x2048.svg" >"$results/trace-$name.log" 2>&1
@@ -138,12 +185,13 @@ if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
   done
 fi
 
+t0=$SECONDS
 [ "$bench" = 1 ] && "$bin/progression" --iters "$iters" --benchmark_out="$results/progression.json" \
   --benchmark_out_format=json "${extra[@]}" 2>&1 | tee "$results/progression.log"
 if [ "$bench" = 1 ] && [ -s "$results/progression.json" ]; then
   python3 docs/progression.py "$results/progression.json" --md docs/progression.md \
     --png docs/progression.png
-  note progression "docs/progression.md written"
+  note progression "docs/progression.md written ($(took $t0))"
 fi
 
 if [ -n "${OUT:-}" ]; then
@@ -151,6 +199,7 @@ if [ -n "${OUT:-}" ]; then
   cp "$results/progression.json" docs/progression.md docs/progression.png "$OUT/" 2>/dev/null
 fi
 
+note total "$(took $started)"
 echo
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"

@@ -28,14 +28,18 @@ inline void PrintTo(const Shape& s, std::ostream* os) {
 
 namespace gemm::testing {
 
-// A seed of its own for every test case (from its full name), moved by GEMM_TEST_SEED so that a
-// rerun with another value draws fresh inputs everywhere. Printed on failure by the callers.
-inline uint64_t test_seed() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  uint64_t seed =
-      std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
+// The seed named by `key` (a hash of it), moved by GEMM_TEST_SEED so that a rerun with another
+// value draws fresh inputs everywhere. Printed on failure by the callers.
+inline uint64_t seed_for(const std::string& key) {
+  uint64_t seed = std::hash<std::string>{}(key);
   if (const char* env = std::getenv("GEMM_TEST_SEED")) seed ^= std::strtoull(env, nullptr, 10);
   return seed;
+}
+
+// A seed of its own for every test case (from its full name).
+inline uint64_t test_seed() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return seed_for(std::string(info->test_suite_name()) + "." + info->name());
 }
 
 inline std::string shape_param_name(const Shape& s) {
