@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
@@ -215,6 +216,85 @@ TEST(Chapter07, BestBlockNOverDeepGemmShapes) {
       }
     }
   }
+}
+
+// The kernel's width at 128 rows: the highest efficiency among kBlockNChoices, the narrower on a
+// tie (so 128 wherever every width makes one wave, as at M <= 128).
+TEST(Chapter07, ChooseBlockNOverDeepGemmShapes) {
+  EXPECT_EQ(ch07::choose_block_n({4096, 7168, 16384}), 160);  // 0.987 against 0.970 at 128
+  EXPECT_EQ(ch07::choose_block_n({4096, 2112, 7168}), 144);   // 4 waves at 0.889
+  EXPECT_EQ(ch07::choose_block_n({4096, 4096, 7168}), 128);   // 0.970: 160 is 7 waves at 0.887
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
+    const int chosen = ch07::choose_block_n(s);
+    for (int block_n : ch07::kBlockNChoices) {
+      EXPECT_GE(ch07::waves(s, 128, chosen).efficiency, ch07::waves(s, 128, block_n).efficiency)
+          << s.str() << " " << chosen << " vs " << block_n;
+      if (block_n < chosen) {
+        EXPECT_GT(ch07::waves(s, 128, chosen).efficiency, ch07::waves(s, 128, block_n).efficiency)
+            << s.str() << " " << chosen << " vs the narrower " << block_n;
+      }
+    }
+    if (s.m <= 128) {
+      EXPECT_EQ(chosen, 128) << s.str();
+    }
+  }
+}
+
+// The kernel's tile: 256 x 128 above M = 128 unless the 128-row width's efficiency is more than
+// kTallTileMargin higher. On DeepGEMM's shapes: 256 x 128 at M = 4096 except 4096 x 2112 (272 tiles
+// of 256 x 128 are 2.06 waves, efficiency 0.667; 480 of 128 x 144 fill 4 waves, 0.889), the
+// 128-row tile at M <= 128.
+TEST(Chapter07, ChooseTileOverDeepGemmShapes) {
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
+    const ch07::TileChoice t = ch07::choose_tile(s);
+    if (s.m <= 128) {
+      EXPECT_EQ(t.block_m, 128) << s.str();
+      EXPECT_EQ(t.block_n, ch07::choose_block_n(s)) << s.str();
+    } else if (s.n == 2112) {
+      EXPECT_EQ(t.block_m, 128) << s.str();
+      EXPECT_EQ(t.block_n, 144) << s.str();
+    } else {
+      EXPECT_EQ(t.block_m, 256) << s.str();
+      EXPECT_EQ(t.block_n, 128) << s.str();
+    }
+    // The rule as stated, against the wave arithmetic.
+    if (s.m > 128) {
+      const double wide = ch07::waves(s, 128, ch07::choose_block_n(s)).efficiency;
+      const double tall = ch07::waves(s, 256, 128).efficiency;
+      EXPECT_EQ(t.block_m == 256, wide <= tall + ch07::kTallTileMargin) << s.str();
+    }
+  }
+  int tall = 0;
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) tall += ch07::choose_tile(s).block_m == 256;
+  EXPECT_EQ(tall, 5);
+  // 4096 x 7168: 896 tiles of 256 x 128 in 7 waves (0.970) against 1440 of 128 x 160 in 11
+  // (0.987): within the margin, so the tall tile.
+  EXPECT_NEAR(ch07::waves({4096, 7168, 16384}, 256, 128).efficiency, 0.970, 5e-4);
+  EXPECT_NEAR(ch07::waves({4096, 7168, 16384}, 128, 160).efficiency, 0.987, 5e-4);
+}
+
+TEST(Chapter07, ChooseTileAtTheEdges) {
+  auto tile = [](int64_t m, int64_t n) {
+    const ch07::TileChoice t = ch07::choose_tile({m, n, 1024});
+    return std::pair<int, int>(t.block_m, t.block_n);
+  };
+  EXPECT_EQ(tile(1, 7168), std::make_pair(128, 128));
+  EXPECT_EQ(tile(128, 7168), std::make_pair(128, 128));
+  // One row past 128: 56 tiles of 256 x 128 fill 0.21 of one wave, 112 of 128 x 128 fill 0.43.
+  EXPECT_EQ(tile(129, 7168), std::make_pair(128, 128));
+  // At 2112 columns both are a fraction of one wave, 0.063 against 0.126: within the margin, so
+  // the tall tile (the rule compares how full the waves are, not how long one tile takes).
+  EXPECT_EQ(tile(129, 2112), std::make_pair(256, 128));
+  // A ragged 17th row of 256-row tiles: 952 tiles, 8 waves (0.849), against 14 waves of 128 x 128
+  // (0.970).
+  EXPECT_EQ(tile(4097, 7168), std::make_pair(128, 128));
+  EXPECT_EQ(tile(4097, 2112), std::make_pair(128, 144));
+  EXPECT_EQ(tile(4096, 7168), std::make_pair(256, 128));
+  // Fewer SMs move the waves, not the rule.
+  const gemm::Shape s{4096, 7168, 1024};
+  const double wide = ch07::waves(s, 128, ch07::choose_block_n(s, 114), 114).efficiency;
+  const double tall = ch07::waves(s, 256, 128, 114).efficiency;
+  EXPECT_EQ(ch07::choose_tile(s, 114).block_m == 256, wide <= tall + ch07::kTallTileMargin);
 }
 
 }  // namespace

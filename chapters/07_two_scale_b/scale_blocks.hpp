@@ -1,6 +1,7 @@
 // Chapter 07's host-checkable arithmetic: which B scale each accumulator column group of a tile
 // needs when BLOCK_N does not divide 128, which BLOCK_N are allowed, and the wave arithmetic that
-// chooses among them. Plain C++ (tests/host_chapter07.cpp); the kernel calls the same functions.
+// chooses among them (and between them and chapter 06's 256 x 128 tile: choose_tile). Plain C++
+// (tests/host_chapter07.cpp); the kernel calls the same functions.
 //
 // B is scaled per 128 x 128 block: column n of D takes sB[n / 128][kb] (common/problem.hpp). A tile
 // covers columns [n0, n0 + BLOCK_N) with n0 = n_block_idx * BLOCK_N. When BLOCK_N divides 128 the
@@ -214,6 +215,50 @@ constexpr int best_block_n_among(const int (&widths)[kCount], const gemm::Shape&
 }
 constexpr int best_block_n(const gemm::Shape& s, int block_m, int num_sms = kH100Sms) {
   return best_block_n_among(kOfferedBlockN, s, block_m, num_sms);
+}
+
+// --- The kernel's tile --------------------------------------------------------------------------
+//
+// The tile widths the launch chooses from at 128 rows (one kernel each): 128 as in chapter 06, and
+// two that straddle scale blocks. At most 160: promotion keeps 2 * BLOCK_N / 2 floats per math
+// thread.
+inline constexpr int kBlockNChoices[] = {128, 144, 160};
+
+// The tile width with the least work per SM: waves * BLOCK_N (ch07::waves' efficiency), the
+// narrower on a tie.
+constexpr int choose_block_n(const gemm::Shape& s, int num_sms = kH100Sms) {
+  int best = kBlockNChoices[0];
+  for (int block_n : kBlockNChoices)
+    if (waves(s, 128, block_n, num_sms).efficiency > waves(s, 128, best, num_sms).efficiency)
+      best = block_n;
+  return best;
+}
+
+// The tile the kernel runs: chapter 06's 256 x 128 (two 64-row sub-tiles per math warpgroup; at
+// 256 rows only BLOCK_N = 128 fits the registers) where M > 128, unless the 128-row width above
+// fills the waves better by more than kTallTileMargin of efficiency; at M <= 128 that width.
+//
+// Why the tall tile even where its waves are a little emptier: per K block a tile reads
+// (block_m + block_n) x 128 bytes of A and B through L2, so per 128 x 128 unit of work and per row
+// of the K block (256 + 128) / 2 = 192 bytes at 256 x 128, against 230 (128 x 160), 242 (144) and
+// 256 (128) at 128 rows: about a fifth fewer bytes per FLOP. Measured on the H100, 2026-11-23, at
+// 4096 x 7168 x 16384: chapter 06's 256 x 128 ran 1248 TFLOPS where its 128 x 128 ran 1017 and
+// chapter 07's 128 x 160 about 1052 (before chapter 06's loop was restated here), for wave
+// efficiencies of 0.970 (256 x 128) and 0.987 (128 x 160). Where the waves differ more, they win:
+// at 4096 x 2112 x 7168 the 272 tiles of 256 x 128 make 2.06 waves, the last one two-thirds empty
+// (efficiency 0.667), and 128 x 144 fills 4 waves at 0.889.
+inline constexpr double kTallTileMargin = 0.1;
+
+struct TileChoice {
+  int block_m, block_n;
+};
+
+constexpr TileChoice choose_tile(const gemm::Shape& s, int num_sms = kH100Sms) {
+  const int block_n = choose_block_n(s, num_sms);
+  if (s.m <= 128) return {128, block_n};
+  const double wide = waves(s, 128, block_n, num_sms).efficiency;
+  const double tall = waves(s, 256, 128, num_sms).efficiency;
+  return wide > tall + kTallTileMargin ? TileChoice{128, block_n} : TileChoice{256, 128};
 }
 
 }  // namespace ch07
