@@ -26,7 +26,8 @@ void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch07
 namespace ch08 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
-}
+void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch08
 namespace ch09 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 }
@@ -127,7 +128,9 @@ const std::vector<Chapter>& chapters() {
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
-       .records_trace = true},
+       .records_trace = true,
+       // The 128-row widths everywhere, as in chapter 07.
+       .ablations = {{"block_m=128", ch08::gemm_block_m_128}}},
       {.number = 9,
        .dir = "09_persistent_scheduler",
        .idea = "one CTA per SM walking tiles in groups along M; the epilogue overlaps the next "

@@ -118,7 +118,7 @@ struct Tag {
 };
 
 // block_m: 128, two math warpgroups (chapters 08-10), or 64, one (chapter 10 at M <= 64), or 256
-// (chapter 10: two warpgroups of two 64-row sub-tiles); "warpgroup" is the 64-row block.
+// (chapters 08-10: two warpgroups of two 64-row sub-tiles); "warpgroup" is the 64-row block.
 void simulate_and_check(int block_n, uint32_t span, int block_m = kBlockM) {
   std::map<uint32_t, Tag> smem;  // byte offset of a bf16 -> which accumulator landed there
   for (int wg = 0; wg < block_m / 64; ++wg)
@@ -175,8 +175,9 @@ TEST(Chapter08, StmatrixAtBlockM64) {
     for (uint32_t span : spans_for(block_n)) simulate_and_check(block_n, span, 64);
 }
 
-// Chapter 10's 256-row tile (CH10_BLOCK_M = 256): four 64-row blocks, block b being sub-tile b / 2
-// of math warpgroup b % 2; the kernel passes b where the functions take the warpgroup.
+// The 256-row tile (chapters 08-09 at 256 x 128, chapter 10 at 256 x 96 and 256 x 128): four
+// 64-row blocks, block b being sub-tile b / 2 of math warpgroup b % 2; the kernel passes b where
+// the functions take the warpgroup.
 TEST(Chapter08, StmatrixAtBlockM256) {
   for (int block_n : {96, 128})
     for (uint32_t span : spans_for(block_n)) simulate_and_check(block_n, span, 256);
