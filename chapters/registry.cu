@@ -30,7 +30,8 @@ void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch08
 namespace ch09 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
-}
+void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch09
 namespace ch10 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_off(const gemm::GemmArgs&, cudaStream_t);
@@ -140,7 +141,9 @@ const std::vector<Chapter>& chapters() {
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
-       .records_trace = true},
+       .records_trace = true,
+       // The 128-row widths everywhere, as in chapter 07.
+       .ablations = {{"block_m=128", ch09::gemm_block_m_128}}},
       {.number = 10,
        .dir = "10_tma_multicast",
        .idea = "2-CTA clusters sharing A or B by TMA multicast; BLOCK_M, BLOCK_N, stages and "

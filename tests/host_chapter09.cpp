@@ -27,8 +27,8 @@ struct Grid {
   int tiles_m, tiles_n;
 };
 
-Grid grid_of(const gemm::Shape& s, int block_n) {
-  return {int((s.m + kBlockM - 1) / kBlockM), int((s.n + block_n - 1) / block_n)};
+Grid grid_of(const gemm::Shape& s, int block_n, int block_m = kBlockM) {
+  return {int((s.m + block_m - 1) / block_m), int((s.n + block_n - 1) / block_n)};
 }
 
 // Ragged and tiny grids: 1 x 1, one row, one column, tiles_m below every group size > 1, primes.
@@ -69,9 +69,11 @@ void check_grid(Grid g, const std::string& what) {
 }
 
 TEST(Chapter09, EveryTileOnceOnTheBenchmarkShapes) {
-  for (const gemm::Shape& s : gemm::kDeepGemmShapes)
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
     for (int block_n : {128, 144, 160})
       check_grid(grid_of(s, block_n), s.str() + " block_n " + std::to_string(block_n));
+    check_grid(grid_of(s, 128, 256), s.str() + " 256 x 128");
+  }
 }
 
 TEST(Chapter09, EveryTileOnceOnRaggedAndTinyGrids) {
@@ -301,9 +303,10 @@ TEST(Chapter09, GroupedTouchesFewerTilesAt4096x7168) {
 
 TEST(Chapter09, PickGroupOverTheBenchmarkShapes) {
   for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
-    const int block_n = ch07::best_block_n(s, kBlockM);
-    const Grid g = grid_of(s, block_n);
-    const int group = ch09::pick_group(g.tiles_m, g.tiles_n, kBlockM, block_n);
+    // The kernel's tile (ch07::choose_tile).
+    const ch07::TileChoice t = ch07::choose_tile(s);
+    const Grid g = grid_of(s, t.block_n, t.block_m);
+    const int group = ch09::pick_group(g.tiles_m, g.tiles_n, t.block_m, t.block_n);
     EXPECT_GE(group, 1);
     EXPECT_LE(group, std::min(g.tiles_m, ch09::kMaxGroup));
     // M = 64 and 128 are one row of tiles: nothing to group.
@@ -311,28 +314,47 @@ TEST(Chapter09, PickGroupOverTheBenchmarkShapes) {
       EXPECT_EQ(group, 1) << s.str();
     }
     // The cap of 16 does not bind on these shapes: the best over every group size is the same.
-    EXPECT_EQ(ch09::pick_group(g.tiles_m, g.tiles_n, kBlockM, block_n, 132, g.tiles_m), group)
+    EXPECT_EQ(ch09::pick_group(g.tiles_m, g.tiles_n, t.block_m, t.block_n, 132, g.tiles_m), group)
         << s.str();
     const ch09::WindowStats chosen =
-        ch09::grouped_stats(g.tiles_m, g.tiles_n, group, kBlockM, block_n);
+        ch09::grouped_stats(g.tiles_m, g.tiles_n, group, t.block_m, t.block_n);
     for (int other = 1; other <= std::min(g.tiles_m, 16); ++other)
       EXPECT_LE(chosen.mean_bytes,
-                ch09::grouped_stats(g.tiles_m, g.tiles_n, other, kBlockM, block_n).mean_bytes)
+                ch09::grouped_stats(g.tiles_m, g.tiles_n, other, t.block_m, t.block_n).mean_bytes)
           << s.str() << " group " << group << " vs " << other;
   }
-  // M = 4096: 4096 x 2112 keeps row-major (15 columns: a window is already 10 x 15 tiles);
-  // the wide shapes take 11 (32 = 11 + 11 + 10), 7168 and 4096 take 16.
-  const std::pair<gemm::Shape, int> expected[] = {
-      {{4096, 2112, 7168}, 1},   {{4096, 24576, 1536}, 11}, {{4096, 32768, 512}, 11},
-      {{4096, 7168, 16384}, 16}, {{4096, 4096, 7168}, 16},  {{4096, 7168, 2048}, 16}};
+  // M = 4096: 4096 x 2112 (128 x 144 tiles) keeps row-major (15 columns: a window is already
+  // 10 x 15 tiles); the others, in 256 x 128 tiles (16 rows of them), take 8.
+  const std::pair<gemm::Shape, int> expected[] = {{{4096, 2112, 7168}, 1}, {{4096, 24576, 1536}, 8},
+                                                  {{4096, 32768, 512}, 8}, {{4096, 7168, 16384}, 8},
+                                                  {{4096, 4096, 7168}, 8}, {{4096, 7168, 2048}, 8}};
   for (const auto& [s, group] : expected) {
-    const int block_n = ch07::best_block_n(s, kBlockM);
-    const Grid g = grid_of(s, block_n);
-    EXPECT_EQ(ch09::pick_group(g.tiles_m, g.tiles_n, kBlockM, block_n), group) << s.str();
+    const ch07::TileChoice t = ch07::choose_tile(s);
+    const Grid g = grid_of(s, t.block_n, t.block_m);
+    EXPECT_EQ(ch09::pick_group(g.tiles_m, g.tiles_n, t.block_m, t.block_n), group) << s.str();
   }
   // No more tiles than SMs: one window, every order the same, group 1.
   EXPECT_EQ(ch09::pick_group(11, 12, 128, 128), 1);
   EXPECT_EQ(ch09::pick_group(1, 1, 128, 128), 1);
+}
+
+// 4096 x 7168 in the kernel's tile there, 256 x 128 (ch07::choose_tile): 16 x 56 tiles, 7 waves.
+// Group 8 holds a window to 16 rows x at most 18 columns of tiles; the DRAM model (wave_bytes)
+// reads 0.56 of row-major's bytes, 0.51 GB over the 128 K blocks against 0.66 GB for group 16 at
+// 128 x 160 above.
+TEST(Chapter09, GroupedAt4096x7168WithTheTallTile) {
+  const ch09::WindowStats rm = ch09::row_major_stats(16, 56, 256, 128);
+  EXPECT_EQ(rm.waves, 7);
+  EXPECT_EQ(rm.max_n, 56);  // all of B in every window
+  EXPECT_EQ(rm.wave_bytes, 7143424);
+  EXPECT_EQ(ch09::pick_group(16, 56, 256, 128), 8);
+  const ch09::WindowStats g8 = ch09::grouped_stats(16, 56, 8, 256, 128);
+  EXPECT_EQ(g8.max_m, 16);
+  EXPECT_EQ(g8.max_n, 18);
+  EXPECT_NEAR(g8.mean_bytes / 1024, 575.456, 1e-3);
+  EXPECT_EQ(g8.wave_bytes, 3981312);
+  EXPECT_LT(g8.wave_bytes, rm.wave_bytes * 0.56);
+  EXPECT_LT(g8.wave_bytes, ch09::grouped_stats(32, 45, 16, 128, 160).wave_bytes);
 }
 
 // The kernel's launch asks cached_group: the same answers as pick_group, asked twice, from threads.

@@ -51,20 +51,16 @@ using ch04::kSwizzleAtomBytes;
 using ch04::kSwizzleBytes;
 using ch04::swizzled_view;
 
-constexpr int BLOCK_M = 128;  // two math warpgroups of 64 rows
+// BLOCK_M, 128 or 256, is a template parameter: two math warpgroups of one or two 64-row sub-tiles.
 constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
 constexpr int WGMMA_K = 32;
 constexpr int kNumMathWarpgroups = 2;
 constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
 constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
-constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
 static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
 static_assert(BLOCK_K == gemm::kScaleBlock,
               "one K block is one scale block: promote once per block");
-// The tile widths the launch chooses from (one kernel each): 128 as in chapter 06, and two that
-// straddle scale blocks. At most 160: promotion keeps 2 * BLOCK_N / 2 floats per math thread.
-constexpr int kBlockNChoices[] = {128, 144, 160};
-constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
+// The tile widths the launch chooses from at 128 rows: kBlockNChoices (scale_blocks.hpp).
 
 // Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
 // every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
@@ -74,10 +70,15 @@ constexpr int kMathRegisters = 232;
 
 // Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
 // fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-// What depends on BLOCK_N, per choice.
+// What depends on the tile, per choice: 5 stages at 128 rows (33,296, 35,344 and 37,392 bytes
+// each at BLOCK_N = 128, 144, 160, beside a D tile of 32, 36 and 40 KB), 3 at 256 x 128 (50,192,
+// beside 64 KB).
 constexpr uint32_t kSmemBudget = 227 * 1024;
-template <int BLOCK_N>
+template <int BLOCK_M, int BLOCK_N>
 struct TileConfig {
+  static constexpr int kSubtiles = BLOCK_M / 128;  // 64-row sub-tiles per math warpgroup
+  static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
+  static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
   static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
   static constexpr uint32_t kStageBytes =
       kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
@@ -87,6 +88,10 @@ struct TileConfig {
   static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
   static constexpr int kNumStages = stages_for_budget(kSmemBudget, kStageBytes, kTileBytesD, 8);
   static constexpr uint32_t kSmemBytes = kNumStages * kStageBytes + kTileBytesD;
+  static_assert(BLOCK_M == 128 || BLOCK_M == 256, "two math warpgroups of one or two sub-tiles");
+  // A math thread holds acc (BLOCK_N / 2 floats) and kSubtiles sets of final_acc (BLOCK_N / 2
+  // each) in its 232 registers: 64 + 2 * 64 at 256 x 128; 80 + 2 * 80 at 256 x 160 would not fit.
+  static_assert(BLOCK_M == 128 || BLOCK_N == 128, "at 256 rows only BLOCK_N = 128 fits");
   static_assert(BLOCK_N % kPanelColumns == 0, "the tile must be whole panels");
   static_assert(kTileBytesD % kSwizzleAtomBytes == 0, "the stages after it stay 1024-byte aligned");
   static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
@@ -102,15 +107,25 @@ __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
   return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
 }
 
-template <int BLOCK_N>
+// The same descriptor with its start address moved on by `units` of 16 bytes. The address is the
+// descriptor's low 14 bits, in 16-byte units, and a shared-memory address stays below 256 KB, so
+// the sum never carries out of them: only the low 32-bit half changes (one 32-bit addition).
+__device__ __forceinline__ uint64_t advance(uint64_t desc, uint32_t units) {
+  return (desc & ~uint64_t(0xFFFFFFFFu)) | uint32_t(uint32_t(desc) + units);
+}
+
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
+template <int BLOCK_M, int BLOCK_N, bool kTrace>
 __global__ void __launch_bounds__(kNumThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b,
                 const __grid_constant__ CUtensorMap tensor_map_sa,
                 const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group) {
   using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
-  constexpr uint32_t kTileBytesB = TileConfig<BLOCK_N>::kTileBytesB;
-  constexpr int kNumStages = TileConfig<BLOCK_N>::kNumStages;
+  using Tile = TileConfig<BLOCK_M, BLOCK_N>;
+  constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
+  constexpr uint32_t kTileBytesB = Tile::kTileBytesB;
+  constexpr int kNumStages = Tile::kNumStages, kSubtiles = Tile::kSubtiles;
   // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
   // The A tiles of every stage, then the B tiles, then the A scales, then the barriers.
   extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
@@ -119,7 +134,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
   // aligned as the swizzled TMA store needs.
   uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
-  auto* smem_sa = reinterpret_cast<float*>(smem_d + TileConfig<BLOCK_N>::kTileBytesD);
+  auto* smem_sa = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
 
@@ -128,7 +143,10 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   // each mapped to its (m_block, n_block) by tile_at (scheduler.hpp).
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int tiles = tiles_m * tiles_n;
-  const int warpgroup = threadIdx.x / ptx::kWarpgroupSize;
+  // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
+  // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
+  // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / ptx::kWarpgroupSize), 0);
 
   if (threadIdx.x == kNumMathThreads) {
     // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
@@ -176,7 +194,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                            kb * BLOCK_K, int32_t(n0));
           ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
                            int32_t(m0), kb);
-          gemm::trace_stamp<true>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
     }
@@ -186,14 +204,21 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     // exchange must balance, or this waits forever.
     ptx::setmaxnreg_inc<kMathRegisters>();
 
-    // acc: one K block's product, fresh from the tensor core; final: the scaled sum over blocks.
+    // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
+    // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
     float acc[Wgmma::kAccumulators];
-    float final_acc[Wgmma::kAccumulators];
+    float final_acc[kSubtiles * Wgmma::kAccumulators];
 
-    // This thread's two rows of D (ptx::accumulator_position: row_half 0 and 1).
+    // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
+    // and 1; sub-tile i is 128 * i rows further down).
     const int t = threadIdx.x % ptx::kWarpgroupSize;
     const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
     const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
+    // start address, and the start address is the descriptor's low bits in 16-byte units
+    // (ptx::encode): so each wgmma's descriptor is one addition to these.
+    const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
+    const uint64_t desc_b0 = make_descriptor(smem_b);
     // The ring position carries on across tiles, as the producer's does: both advance once per K
     // block of the same sequence of tiles, so they still meet on every stage and phase.
     PipelineState state;
@@ -211,6 +236,14 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       const float* scale_b_row_2 =
           needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
       float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
+      // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
+      // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
+      // Sub-tile i starts at row m0 + warpgroup * 64 + 128 * i: the first live_subtiles of them have
+      // rows before M. (One count, computed once: a flag per sub-tile made the compiler re-evaluate
+      // 64-bit comparisons in every iteration.)
+      const int64_t rows_left = M - (m0 + warpgroup * 64);
+      const int64_t live = rows_left <= 0 ? 0 : (rows_left + 127) / 128;
+      const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
 
       // The K loop, once per value num_former_iters can take for this BLOCK_N.
       dispatch_num_former_iters<BLOCK_N>(num_former_iters(n0, BLOCK_N), [&](auto former) {
@@ -223,45 +256,67 @@ __global__ void __launch_bounds__(kNumThreads, 1)
             scale_b_2_next = scale_b_row_2[kb + 1];
           }
           ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-          gemm::trace_stamp<true>(args.trace, gemm::kTraceFullDone, warpgroup, step);
-          const uint8_t* tile_a = smem_a + state.stage * kTileBytesA;
-          const uint8_t* tile_b = smem_b + state.stage * kTileBytesB;
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-            // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
-            // hardware applies the XOR to the final addresses, row by row. Along M this warpgroup's 64
-            // rows start 64 * 128 bytes down.
-            const uint64_t desc_a =
-                make_descriptor(tile_a + warpgroup * 64 * kSwizzleBytes + kk * WGMMA_K);
-            const uint64_t desc_b = make_descriptor(tile_b + kk * WGMMA_K);
-            Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
-          }
-          ptx::wgmma_commit_group();
-          // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
-          // asynchronously, and the producer may overwrite it as soon as the empty barrier completes.
-          // (Keeping one group in flight would need the release one stage later: chapter 05 keeps
-          // the simple order; the other warpgroup's wgmmas keep the tensor core busy meanwhile.)
-          ptx::wgmma_wait<0>();
-          ptx::fence_accumulators(acc);
-          gemm::trace_stamp<true>(args.trace, gemm::kTraceMathDone, warpgroup, step);
-          // Read this block's A scales before the stage goes back to the producer.
+          // This block's scale products, read before the wgmmas are issued: their shared-memory
+          // latency then hides behind the tensor core instead of delaying the promotion.
           const float* scale_a = smem_sa + state.stage * BLOCK_M;
-          const float scale_lo = scale_a[row_lo] * scale_b, scale_hi = scale_a[row_hi] * scale_b;
-          const float scale_lo_2 = scale_a[row_lo] * scale_b_2,
-                      scale_hi_2 = scale_a[row_hi] * scale_b_2;
-          // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
-          if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+          float scale_lo[kSubtiles], scale_hi[kSubtiles];
+          float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
+          // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+          const uint32_t stage_a = state.stage * (kTileBytesA / 16),
+                         stage_b = state.stage * (kTileBytesB / 16);
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
+            scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
+            scale_lo_2[sub] = scale_a[row_lo + sub * 128] * scale_b_2;
+            scale_hi_2[sub] = scale_a[row_hi + sub * 128] * scale_b_2;
+          }
+
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
+            // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
+            // barrier, which expects kNumMathThreads / ptx::kWarpSize.
+            const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
+            if (sub >= live_subtiles) {
+              if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+              continue;
+            }
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
+              // the hardware applies the XOR to the final addresses, row by row. Along M this
+              // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
+              const uint64_t desc_a =
+                  advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
+              const uint64_t desc_b = advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+              Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+            }
+            ptx::wgmma_commit_group();
+            // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+            // asynchronously, and the producer may overwrite it as soon as the empty barrier
+            // completes. (Keeping one group in flight would need a second `acc`: no registers are
+            // left for it at 256 rows.) The other warpgroup's wgmmas keep the tensor core busy
+            // meanwhile.
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators(acc);
+            if (sub == kSubtiles - 1)
+              gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, step);
+            if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
 
             // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
             // 8-column group r / 4; the former groups take the first block's scale.
+            float* final_sub = final_acc + sub * Wgmma::kAccumulators;
 #pragma unroll
-          for (int r = 0; r < Wgmma::kAccumulators; ++r) {
-            const bool former = r / 4 < kNumFormerIters;
-            const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
-                                                 : (former ? scale_hi : scale_hi_2);
-            final_acc[r] = fmaf(acc[r], scale, final_acc[r]);
+            for (int r = 0; r < Wgmma::kAccumulators; ++r) {
+              const bool former = r / 4 < kNumFormerIters;
+              const float scale = row_half(r) == 0 ? (former ? scale_lo[sub] : scale_lo_2[sub])
+                                                   : (former ? scale_hi[sub] : scale_hi_2[sub]);
+              final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
+            }
           }
         }
       });
@@ -270,35 +325,46 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       // TMA store (issued at the end of the previous epilogue and left to run during this tile's
       // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
       // first tile), and the named barrier holds the warpgroup's other threads until it has.
-      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
       if (t == 0) ptx::bulk_wait_group_read<0>();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
       // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
-      constexpr uint32_t kSpan = TileConfig<BLOCK_N>::kSpan;
+      // Sub-tile `sub` is the 64-row block warpgroup + sub * kNumMathWarpgroups of the tile.
+      constexpr uint32_t kSpan = Tile::kSpan;
       const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
 #pragma unroll
-      for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2)
-        ptx::stmatrix_x4(smem_d + stmatrix_address_offset(warpgroup, warp, lane, j, BLOCK_M, kSpan),
-                         ptx::pack_bf16x2(final_acc[4 * j + 0], final_acc[4 * j + 1]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 2], final_acc[4 * j + 3]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 4], final_acc[4 * j + 5]),
-                         ptx::pack_bf16x2(final_acc[4 * j + 6], final_acc[4 * j + 7]));
+      for (int sub = 0; sub < kSubtiles; ++sub) {
+        const int block64 = warpgroup + sub * kNumMathWarpgroups;
+        const float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+        for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2)
+          ptx::stmatrix_x4(smem_d + stmatrix_address_offset(block64, warp, lane, j, BLOCK_M, kSpan),
+                           ptx::pack_bf16x2(final_sub[4 * j + 0], final_sub[4 * j + 1]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 2], final_sub[4 * j + 3]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 4], final_sub[4 * j + 5]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 6], final_sub[4 * j + 7]));
+      }
       // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
       // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
-      // 3: the warpgroup's first thread stores its 64 rows, one box per panel; TMA clips what lies
-      // past M or N. No wait here: the store runs while the warpgroup starts the next tile.
+      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), one box per panel; TMA
+      // clips what lies past M or N. No wait here: the store runs while the warpgroup starts the
+      // next tile.
       if (t == 0) {
-        constexpr int kPanelColumns = TileConfig<BLOCK_N>::kPanelColumns;
+        constexpr int kPanelColumns = Tile::kPanelColumns;
 #pragma unroll
-        for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
-          ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + warpgroup * 64) * kSpan,
-                            int32_t(n0 + p * kPanelColumns), int32_t(m0 + warpgroup * 64));
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+#pragma unroll
+          for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
+            ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
+                              int32_t(n0 + p * kPanelColumns), int32_t(m0 + row0));
+        }
         ptx::bulk_commit_group();
       }
-      gemm::trace_stamp<true>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
     }
     // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
     // before the CTA may exit.
@@ -306,8 +372,9 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   }
 }
 
-template <int BLOCK_N>
+template <int BLOCK_M, int BLOCK_N>
 void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
+  using Tile = TileConfig<BLOCK_M, BLOCK_N>;
   // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one
   // float at a time of scale B. No block_m / block_n: the grid does not grow with the shape.
   gemm::check_arguments(args, {.who = "chapter 09",
@@ -320,8 +387,7 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
   const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
-  const CUtensorMap map_d =
-      gemm::make_tensor_map(d_store_view(args.shape, TileConfig<BLOCK_N>::kSpan), args.d);
+  const CUtensorMap map_d = gemm::make_tensor_map(d_store_view(args.shape, Tile::kSpan), args.d);
   // One CTA per SM, never more CTAs than tiles (shape_error keeps M * N below 2^31, so the tile
   // count fits an int).
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
@@ -330,29 +396,35 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const int group = group_from_environment(
       cached_group(tiles_m, tiles_n, BLOCK_M, BLOCK_N, num_sms), "chapter 09");
   const dim3 grid(persistent_grid(tiles_m * tiles_n, num_sms));
-  gemm::launch("chapter 09", gemm_kernel<BLOCK_N>,
-               {grid, kNumThreads, TileConfig<BLOCK_N>::kSmemBytes, stream}, map_a, map_b, map_sa,
-               map_d, args, group);
+  gemm::launch(
+      "chapter 09",
+      args.trace ? gemm_kernel<BLOCK_M, BLOCK_N, true> : gemm_kernel<BLOCK_M, BLOCK_N, false>,
+      {grid, kNumThreads, Tile::kSmemBytes, stream}, map_a, map_b, map_sa, map_d, args, group);
 }
 
-// The tile width with the least work per SM: waves * BLOCK_N (ch07::waves' efficiency), the
-// narrower on a tie.
-int choose_block_n(const gemm::Shape& s) {
-  int best = kBlockNChoices[0];
-  for (int block_n : kBlockNChoices)
-    if (waves(s, BLOCK_M, block_n).efficiency > waves(s, BLOCK_M, best).efficiency) best = block_n;
-  return best;
-}
-
-void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  switch (choose_block_n(args.shape)) {
+// The 128-row tile of width block_n, one of kBlockNChoices.
+void launch_128_rows(const gemm::GemmArgs& args, int block_n, cudaStream_t stream) {
+  switch (block_n) {
     case 128:
-      return launch_tile<128>(args, stream);
+      return launch_tile<128, 128>(args, stream);
     case 144:
-      return launch_tile<144>(args, stream);
+      return launch_tile<128, 144>(args, stream);
     default:
-      return launch_tile<160>(args, stream);
+      return launch_tile<128, 160>(args, stream);
   }
+}
+
+// choose_tile (scale_blocks.hpp): chapter 06's 256 x 128 where M > 128, unless a 128-row width
+// fills the waves better by more than kTallTileMargin; else choose_block_n's 128-row width.
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  const TileChoice tile = choose_tile(args.shape);
+  if (tile.block_m == 256) return launch_tile<256, 128>(args, stream);
+  launch_128_rows(args, tile.block_n, stream);
+}
+
+// The README's ablation: the 128-row tile on every shape, at choose_block_n's width.
+void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_128_rows(args, choose_block_n(args.shape), stream);
 }
 
 }  // namespace ch09
