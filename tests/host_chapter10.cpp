@@ -89,7 +89,7 @@ TEST(Chapter10, TheRules) {
   EXPECT_EQ(ch10::block_m_for({65, 7168, 1024}), 128);
   EXPECT_EQ(ch10::block_m_for({128, 7168, 1024}), 128);
   // Above 128 rows the tall tile, unless a 128-row width fills the last wave better by more than
-  // kTallTileMargin: at 4096 x 7168, 896 tiles of 256 x 128 (efficiency 0.970) against 1440 of
+  // ch07::kTallTileMargin: at 4096 x 7168, 896 tiles of 256 x 128 (efficiency 0.970) against 1440 of
   // 128 x 160 (0.987); at 129 x 7168, 56 tiles of 256 x 128 fill 0.42 of the SMs, 2 x 52 of
   // 128 x 144 fill 0.79.
   EXPECT_EQ(ch10::block_m_for({4096, 7168, 16384}), 256);

@@ -132,18 +132,15 @@ constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
   return ch07::best_block_n(s, block_m, num_sms);
 }
 
-// Step 1, BLOCK_M: 64 for a single row of 64, 128 up to M = 128, and above that chapters 06-07's
-// choice between the tall tile and the 128-row widths: 256 rows (chapter 06's sub-tiles) unless
-// the best 128-row width fills the last wave better by more than kTallTileMargin of efficiency.
-// The 256-row tile reads about a fifth fewer bytes from L2 per FLOP, which measured worth more
-// than a few points of wave efficiency (chapter 07's README).
-inline constexpr double kTallTileMargin = 0.1;
+// Step 1, BLOCK_M: 64 for a single row of 64, 128 up to M = 128, and above that chapter 07's rule
+// (ch07::choose_tile) over this chapter's widths: 256 rows (chapter 06's sub-tiles) unless the
+// best 128-row width fills the last wave better by more than ch07::kTallTileMargin of efficiency.
 constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   if (s.m <= 64) return 64;
   if (s.m <= 128) return 128;
   const double wide = ch07::waves(s, 128, block_n_for(s, 128, num_sms), num_sms).efficiency;
   const double tall = ch07::waves(s, 256, block_n_for(s, 256, num_sms), num_sms).efficiency;
-  return wide > tall + kTallTileMargin ? 128 : 256;
+  return wide > tall + ch07::kTallTileMargin ? 128 : 256;
 }
 
 constexpr bool same_widths_as_chapter_07() {
