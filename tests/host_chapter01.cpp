@@ -33,6 +33,21 @@ TEST(Chapter01Descriptor, ThisChaptersOperands) {
             0x0000'0010'0008'00C0ull);
 }
 
+// ptx::advance (chapters 06-10 move each wgmma's descriptor from a base built once): adding units
+// of 16 bytes to the low half is the descriptor of the moved start address, for every start the
+// shared window has (below 2^18) and every swizzle, as long as the sum stays in the window.
+TEST(Chapter01Descriptor, AdvanceMovesOnlyTheStartAddress) {
+  for (Swizzle sw : {Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128})
+    for (uint32_t start = 0; start < (1u << 18); start += 1008)  // 63 x 16: hits every low digit
+      for (uint32_t units : {0u, 1u, 2u, 6u, 64u, 1024u, 2048u, 3073u}) {
+        if (start / 16 * 16 + 16 * units >= (1u << 18)) continue;
+        const uint32_t at = start / 16 * 16;
+        EXPECT_EQ(ptx::advance(encode({at, 16, 1024, 0, sw}), units),
+                  encode({at + 16 * units, 16, 1024, 0, sw}))
+            << at << " + " << units;
+      }
+}
+
 TEST(Chapter01Descriptor, SwizzleModesAndBaseOffset) {
   // 128B swizzle (1 << 62 = 0x4000...), start 0x2000 -> 0x200, LBO 16 -> 1 << 16, SBO 1024 ->
   // 64 = 0x40 << 32.

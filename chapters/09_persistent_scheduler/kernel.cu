@@ -107,13 +107,6 @@ __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
   return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
 }
 
-// The same descriptor with its start address moved on by `units` of 16 bytes. The address is the
-// descriptor's low 14 bits, in 16-byte units, and a shared-memory address stays below 256 KB, so
-// the sum never carries out of them: only the low 32-bit half changes (one 32-bit addition).
-__device__ __forceinline__ uint64_t advance(uint64_t desc, uint32_t units) {
-  return (desc & ~uint64_t(0xFFFFFFFFu)) | uint32_t(uint32_t(desc) + units);
-}
-
 // kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
 template <int BLOCK_M, int BLOCK_N, bool kTrace>
 __global__ void __launch_bounds__(kNumThreads, 1)
@@ -291,8 +284,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
               // the hardware applies the XOR to the final addresses, row by row. Along M this
               // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
               const uint64_t desc_a =
-                  advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
-              const uint64_t desc_b = advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+                  ptx::advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
+              const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
               Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
             }
             ptx::wgmma_commit_group();
