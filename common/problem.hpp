@@ -22,6 +22,11 @@ namespace gemm {
 
 inline constexpr int kScaleBlock = 128;  // K (and N, for B) extent that one scale covers
 
+// The SMs of the H100 SXM the book measures on. Only a default: where a kernel is launched, the
+// configuration is taken for the device's own count (gemm::multiprocessor_count()); host tests and
+// the GPU-less --print-config use this one.
+inline constexpr int kH100Sms = 132;
+
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
 

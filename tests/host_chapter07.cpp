@@ -273,6 +273,30 @@ TEST(Chapter07, ChooseTileOverDeepGemmShapes) {
   EXPECT_NEAR(ch07::waves({4096, 7168, 16384}, 128, 160).efficiency, 0.987, 5e-4);
 }
 
+// Other Hopper parts have fewer SMs (an H100 PCIe 114; the launch passes the device's count): the
+// rule still returns a compiled tile on every shape, whatever the count.
+TEST(Chapter07, ChooseTileForOtherSmCounts) {
+  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
+                                  std::end(gemm::kDeepGemmShapes));
+  shapes.insert(shapes.end(),
+                {{1, 8, 128}, {129, 2112, 1024}, {4097, 7176, 256}, {300, 1032, 1536}});
+  for (int num_sms : {132, 114, 78, 66, 16, 2, 1})
+    for (const gemm::Shape& s : shapes) {
+      const ch07::TileChoice t = ch07::choose_tile(s, num_sms);
+      const std::string what = s.str() + " on " + std::to_string(num_sms) + " SMs";
+      EXPECT_TRUE(t.block_m == 128 || t.block_m == 256) << what;
+      if (t.block_m == 256) {
+        EXPECT_EQ(t.block_n, 128) << what;  // the only width the 256-row kernel has
+        EXPECT_GT(s.m, 128) << what;
+      } else {
+        EXPECT_NE(
+            std::find(std::begin(ch07::kBlockNChoices), std::end(ch07::kBlockNChoices), t.block_n),
+            std::end(ch07::kBlockNChoices))
+            << what;
+      }
+    }
+}
+
 TEST(Chapter07, ChooseTileAtTheEdges) {
   auto tile = [](int64_t m, int64_t n) {
     const ch07::TileChoice t = ch07::choose_tile({m, n, 1024});

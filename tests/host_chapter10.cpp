@@ -230,6 +230,30 @@ TEST(Chapter10, CompiledVariantsAreExactlyTheChoices) {
   EXPECT_EQ(chosen.size(), std::size(ch10::kVariants));
 }
 
+// Other Hopper parts have fewer SMs; the launch takes the device's count (gemm_with). On every
+// count the heuristic returns a compiled kernel, never more CTAs than SMs, whole clusters, and no
+// cluster where there is no room for two CTAs.
+TEST(Chapter10, TheConfigurationOnOtherSmCounts) {
+  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
+                                  std::end(gemm::kDeepGemmShapes));
+  shapes.insert(shapes.end(),
+                {{1, 8, 128}, {129, 2112, 1024}, {4097, 7176, 256}, {300, 1032, 1536}});
+  for (const int num_sms : {132, 114, 78, 66, 16, 2, 1})
+    for (const gemm::Shape& s : shapes) {
+      const ch10::Config c = ch10::choose_config(s, num_sms);
+      const std::string what = ch10::describe(s, c) + " on " + std::to_string(num_sms) + " SMs";
+      bool compiled = false;
+      for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
+      EXPECT_TRUE(compiled) << what;
+      EXPECT_GE(c.grid, 1) << what;
+      EXPECT_LE(c.grid, num_sms) << what;
+      EXPECT_EQ(c.grid % c.cluster_size, 0) << what;
+      if (num_sms < 2) {
+        EXPECT_EQ(c.variant.multicast, Multicast::None) << what;
+      }
+    }
+}
+
 // The kernel's walk: cluster c takes pairs c, c + clusters, ...; its CTA of rank r takes
 // cta_tile(pair, r). Every tile exactly once; both CTAs of a cluster take the same number of
 // tiles (they meet at the same barriers); with multicast, the two tiles of a pair share the

@@ -177,7 +177,7 @@ struct WaveInfo {
   double efficiency = 0;           // useful MACs / (waves * num_sms * block_m * block_n * K)
 };
 
-inline constexpr int kH100Sms = 132;
+using gemm::kH100Sms;  // common/problem.hpp
 
 constexpr WaveInfo waves(const gemm::Shape& s, int block_m, int block_n, int num_sms = kH100Sms) {
   WaveInfo w;

@@ -53,11 +53,12 @@
 
 #include "common/check.hpp"
 #include "common/host_device.hpp"
+#include "common/problem.hpp"  // gemm::kH100Sms
 
 namespace ch09 {
 
 inline constexpr int kBlockK = 128;   // K extent of one stage: 128 fp8 = 128 bytes per row
-inline constexpr int kH100Sms = 132;  // the W of the windows: CTAs running at once
+using gemm::kH100Sms;                 // the default W of the windows: CTAs running at once
 inline constexpr int kMaxGroup = 16;  // largest group pick_group tries (DeepGEMM's is 16)
 
 struct TileCoord {
