@@ -53,7 +53,7 @@ inline const char* name(Multicast m) {
 }
 
 inline constexpr int kBlockK = 128;
-inline constexpr int kBlockNChoices[] = {16, 32, 64, 96, 112, 128, 144, 160};
+inline constexpr const auto& kBlockNChoices = ch07::kOfferedBlockN;  // 16 to 160
 inline constexpr uint32_t kSmemBudget = 227 * 1024;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 inline constexpr int kMaxStages = 16;
 
@@ -143,14 +143,6 @@ constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   return wide > tall + ch07::kTallTileMargin ? 128 : 256;
 }
 
-constexpr bool same_widths_as_chapter_07() {
-  if (std::size(kBlockNChoices) != std::size(ch07::kOfferedBlockN)) return false;
-  for (size_t i = 0; i < std::size(kBlockNChoices); ++i)
-    if (kBlockNChoices[i] != ch07::kOfferedBlockN[i]) return false;
-  return true;
-}
-static_assert(same_widths_as_chapter_07(), "block_n_for chooses among ch07::kOfferedBlockN");
-
 constexpr Multicast multicast_for(int tiles_m, int tiles_n, int block_m, int block_n,
                                   int num_sms = ch09::kH100Sms) {
   if (num_sms < 2) return Multicast::None;  // no room for a cluster of two
@@ -190,14 +182,18 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
   return c;
 }
 
-// The heuristic: steps 1 to 3 choose the variant, make_config the rest.
-inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
-  const int block_m = block_m_for(s, num_sms);
+// Steps 2 and 3 for a given BLOCK_M, then make_config.
+inline Config config_for_block_m(const gemm::Shape& s, int block_m, int num_sms) {
   const int block_n = block_n_for(s, block_m, num_sms);
   const int tiles_m = int((s.m + block_m - 1) / block_m);
   const int tiles_n = int((s.n + block_n - 1) / block_n);
   return make_config(
       s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
+}
+
+// The heuristic: steps 1 to 3 choose the variant, make_config the rest.
+inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
+  return config_for_block_m(s, block_m_for(s, num_sms), num_sms);
 }
 
 // CH10_BLOCK_M, the environment's override of step 1: "64", "128" or "256"; nullptr or "" leaves
@@ -210,12 +206,7 @@ inline Config apply_block_m_override(const gemm::Shape& s, const Config& chosen,
   if (value != "64" && value != "128" && value != "256")
     throw gemm::UnsupportedError("chapter 10: CH10_BLOCK_M must be 64, 128 or 256 (got \"" + value +
                                  "\")");
-  const int block_m = std::stoi(value);
-  const int block_n = block_n_for(s, block_m, num_sms);
-  const int tiles_m = int((s.m + block_m - 1) / block_m);
-  const int tiles_n = int((s.n + block_n - 1) / block_n);
-  return make_config(
-      s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
+  return config_for_block_m(s, std::stoi(value), num_sms);
 }
 
 // CH10_MULTICAST, the environment's override of step 3 (for measuring what multicast is worth on
