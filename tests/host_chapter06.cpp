@@ -2,8 +2,13 @@
 // fragment map as chapter 01), and the TMA view of scale A.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "chapters/06_fp8_promotion/draw.hpp"
 #include "chapters/06_fp8_promotion/promotion.hpp"
 #include "common/ptx/base.cuh"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -36,6 +41,32 @@ TEST(Chapter06, ScaleAViewIsMContiguousWithPaddedRows) {
   EXPECT_EQ(spec.box[0], 128u);
   EXPECT_EQ(spec.box[1], 1u);
   EXPECT_EQ(gemm::tensor_map_error(spec, reinterpret_cast<const void*>(0x10000)), "");
+}
+
+// The accumulator's reuse: at 128 and 256 rows, the two warpgroups' sub-tiles cover every row of
+// the tile exactly once, in 64-row bands, and a warpgroup's sub-tiles are 128 rows apart (the
+// kernel's `warpgroup * 64 + sub * 128`, its descriptors' `sub * 128 * kSwizzleBytes`).
+TEST(Chapter06, SubtilesCoverTheTileOnce) {
+  for (int block_m : {128, 256}) {
+    std::vector<int> seen(block_m, 0);
+    for (int w = 0; w < 2; ++w)
+      for (int sub = 0; sub < ch06::subtiles(block_m); ++sub) {
+        const int row = ch06::subtile_row(w, sub);
+        EXPECT_EQ(row, w * 64 + sub * 128);
+        EXPECT_EQ(row % 64, 0);
+        for (int r = row; r < row + 64; ++r) {
+          ASSERT_LT(r, block_m);
+          ++seen[r];
+        }
+      }
+    for (int r = 0; r < block_m; ++r) EXPECT_EQ(seen[r], 1) << "row " << r << " of " << block_m;
+  }
+  const std::string path = testing::TempDir() + "/subtiles_test.svg";
+  ch06::draw_subtiles(path);
+  const std::string text = gemm::testing::read_text(path);
+  EXPECT_NE(text.find("wg 1, sub-tile 1: rows 192-255"), std::string::npos);
+  EXPECT_NE(text.find("-> final_acc[64..127]"), std::string::npos);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ constexpr int kMathRegisters = 232;
 constexpr uint32_t kSmemBudget = 227 * 1024;
 template <int BLOCK_M>
 struct TileConfig {
-  static constexpr int kSubtiles = BLOCK_M / 128;  // 64-row sub-tiles per math warpgroup
+  static constexpr int kSubtiles = subtiles(BLOCK_M);  // 64-row sub-tiles per math warpgroup
   static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
   static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
   static constexpr uint32_t kStageBytes =

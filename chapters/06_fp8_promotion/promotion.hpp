@@ -31,4 +31,15 @@ GEMM_HOST_DEVICE constexpr int row_half(int reg) {
   return (reg / 2) % 2;
 }
 
+// The accumulator's reuse: two math warpgroups of 64 rows, each computing block_m / 128 sub-tiles
+// of 64 rows in turn into the same `acc`. Sub-tile `sub` of warpgroup `w` is the 64 rows from
+// subtile_row(w, sub): at 256 rows warpgroup 0 takes rows 0-63 and 128-191, warpgroup 1 64-127
+// and 192-255 (tests/host_chapter06.cpp: every row exactly once; draw.hpp: the picture).
+GEMM_HOST_DEVICE constexpr int subtiles(int block_m) {
+  return block_m / 128;
+}
+GEMM_HOST_DEVICE constexpr int subtile_row(int warpgroup, int sub) {
+  return warpgroup * 64 + sub * 128;
+}
+
 }  // namespace ch06
