@@ -16,6 +16,16 @@ int multiprocessor_count() {
   return count;
 }
 
+int multiprocessor_count_or(int fallback) {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the error: the launch, if it comes, reports its own
+    return fallback;
+  }
+  return count;
+}
+
 namespace detail {
 
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {

@@ -22,6 +22,10 @@ struct LaunchConfig {
 
 // The current device's SM count (cudaDevAttrMultiProcessorCount): the size of a persistent grid.
 int multiprocessor_count();
+// The same, or `fallback` where no device can be asked (the error is cleared): for choosing a
+// tile before the arguments are checked, so that a bad argument is still refused with its own
+// message on a machine without a GPU.
+int multiprocessor_count_or(int fallback);
 
 namespace detail {
 // Throws UnsupportedError (naming `who`) when the current device cannot give a CTA smem_bytes of

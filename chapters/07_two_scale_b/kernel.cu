@@ -331,14 +331,15 @@ void launch_128_rows(const gemm::GemmArgs& args, int block_n, cudaStream_t strea
 // choose_tile (scale_blocks.hpp): chapter 06's 256 x 128 where M > 128, unless a 128-row width
 // fills the waves better by more than kTallTileMargin; else choose_block_n's 128-row width.
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  const TileChoice tile = choose_tile(args.shape, gemm::multiprocessor_count());
+  const TileChoice tile = choose_tile(args.shape, gemm::multiprocessor_count_or(kH100Sms));
   if (tile.block_m == 256) return launch_tile<256, 128>(args, stream);
   launch_128_rows(args, tile.block_n, stream);
 }
 
 // The README's ablation: the 128-row tile on every shape, at choose_block_n's width.
 void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_128_rows(args, choose_block_n(args.shape, gemm::multiprocessor_count()), stream);
+  launch_128_rows(args, choose_block_n(args.shape, gemm::multiprocessor_count_or(kH100Sms)),
+                  stream);
 }
 
 }  // namespace ch07
