@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "chapters/07_two_scale_b/draw.hpp"
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
 #include "common/ptx/descriptor.hpp"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -319,6 +322,15 @@ TEST(Chapter07, ChooseTileAtTheEdges) {
   const double wide = ch07::waves(s, 128, ch07::choose_block_n(s, 114), 114).efficiency;
   const double tall = ch07::waves(s, 256, 128, 114).efficiency;
   EXPECT_EQ(ch07::choose_tile(s, 114).block_m == 256, wide <= tall + ch07::kTallTileMargin);
+}
+
+// The picture (--draw): the table above, drawn from num_former_iters.
+TEST(Chapter07, DrawsTheStraddlingTiles) {
+  const std::string path = testing::TempDir() + "/scale_blocks_test.svg";
+  ch07::draw_scale_blocks(path);
+  const std::string text = gemm::testing::read_text(path);
+  for (const char* part : {"tile 1: 14 + 4", "tile 7: 2 + 16", "tile 2: 8 + 12", "</svg>"})
+    EXPECT_NE(text.find(part), std::string::npos) << part;
 }
 
 }  // namespace
