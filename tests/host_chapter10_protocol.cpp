@@ -11,12 +11,18 @@
 //   phase completes when its pending arrivals and its tx-count are both zero, and the tx-count may
 //   go negative (bytes landing before the expect_tx).
 //
+// - the 256-row tile: a math warp reads the stage for each of its warpgroup's sub-tiles in turn
+//   and arrives once, after the last one's wgmma.wait_group; sub-tiles wholly past M are skipped
+//   (warpgroup 1 may have fewer live sub-tiles than warpgroup 0), and the warp still arrives;
+// - the exit: every thread of both CTAs meets at a cluster barrier before either CTA exits.
+//
 // It checks what a GPU run could only show as a rare wrong answer or a hang: no copy lands in a
 // stage before every math warp of that CTA has finished reading the previous contents; every math
-// warp reads exactly the tiles of its (tile, K block); nothing deadlocks. And it shows that the two
-// counts are needed: with the empty barrier counting only the CTA's own warps, or the full barrier
-// expecting only the CTA's own copies, some interleaving breaks; and so does a ring restarted at
-// every tile (chapter 09).
+// warp reads exactly the tiles of its (tile, K block); nothing deadlocks; no copy or arrival
+// reaches a CTA that has exited. And it shows that each part is needed: with the empty barrier
+// counting only the CTA's own warps, or the full barrier expecting only the CTA's own copies, or
+// the arrival made after the first sub-tile, or no cluster barrier at the exit, some interleaving
+// breaks; and so does a ring restarted at every tile (chapter 09).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,18 +80,23 @@ struct Protocol {
   bool empty_counts_both_ctas = true;  // false: init count = own warps, lane 0 arrives locally only
   bool full_expects_whole_stage = true;   // false: expect_tx of this CTA's own copies only
   bool ring_carried_across_tiles = true;  // false: a fresh PipelineState for every tile
+  bool arrive_after_last_subtile = true;  // false: after the first sub-tile's wait
+  bool cluster_sync_at_exit = true;       // false: a CTA exits when its own work is done
 };
 
 struct Sim {
   // Set by the test.
   Multicast multicast = Multicast::B;
   int stages = 2, k_blocks = 1, warps = 4, pairs_m = 1, pairs_n = 1, group = 1;
+  int subtiles = 1;           // 2 at BLOCK_M = 256
+  int live_subtiles_wg1 = 1;  // warpgroup 1's sub-tiles before M (warps >= 4); warpgroup 0 all
   Protocol protocol;
 
   // State: [cta][stage].
   std::vector<std::vector<Barrier>> full, empty;
   std::vector<std::vector<std::array<Tag, kNumPieces>>> contents;
   std::vector<std::vector<std::array<int, kNumPieces>>> unread;  // warps yet to read the piece
+  bool exited[2] = {false, false};
   std::string error;
 
   struct Copy {
@@ -106,6 +117,8 @@ struct Sim {
   }
 
   void land(const Copy& c) {
+    if (exited[c.dest_cta] && error.empty())
+      error = "a copy landed in CTA " + std::to_string(c.dest_cta) + " after it had exited";
     if (unread[c.dest_cta][c.stage][c.piece] > 0 && error.empty())
       error = "a copy overwrote stage " + std::to_string(c.stage) + " of CTA " +
               std::to_string(c.dest_cta) + " before all its math warps had read it";
@@ -153,32 +166,52 @@ struct Sim {
     }
   };
 
-  // One math warp of CTA `rank` (kernel.cu, "Math warpgroups"): wait, read (the wgmmas, then
-  // wgmma.wait_group), arrive.
+  // One math warp of CTA `rank` (kernel.cu, "Math warpgroups"): wait, then per live sub-tile
+  // read (the wgmmas, then wgmma.wait_group), then arrive.
   struct MathWarp : Walker {
-    using Walker::Walker;
-    int step_in_block = 0;
+    MathWarp(int r, int live) : Walker(r), live(live) {}
+    int live;  // its warpgroup's sub-tiles before M
+    int step_in_block = 0, sub = 0;
+    bool arrived = false;
+    void check_contents(Sim& sim, uint32_t s) const {
+      for (int p = 0; p < kNumPieces; ++p)
+        if (!(sim.contents[rank][s][p] == sim.expected(rank, pair, kb, Piece(p))) &&
+            sim.error.empty())
+          sim.error = "a math warp of CTA " + std::to_string(rank) + " read piece " +
+                      std::to_string(p) + " of stage " + std::to_string(s) +
+                      " before its copy had landed";
+    }
+    void arrive(Sim& sim, uint32_t s) {  // lane r arrives on the empty barrier of CTA r
+      for (int r = 0; r < 2; ++r) {
+        if (!sim.protocol.empty_counts_both_ctas && r != rank) continue;
+        if (sim.exited[r] && sim.error.empty())
+          sim.error = "a math warp of CTA " + std::to_string(rank) +
+                      " arrived on an empty barrier of CTA " + std::to_string(r) +
+                      " after it had exited";
+        sim.empty[r][s].arrive();
+      }
+      arrived = true;
+    }
     bool step(Sim& sim) {
       if (done) return false;
       const uint32_t s = state.stage;
-      if (step_in_block == 0) {  // mbarrier wait on the full barrier, then the wgmmas start
+      if (step_in_block == 0) {  // mbarrier wait on the full barrier, then sub-tile 0's wgmmas
         if (!sim.full[rank][s].passed(state.phase)) return false;
-        for (int p = 0; p < kNumPieces; ++p)
-          if (!(sim.contents[rank][s][p] == sim.expected(rank, pair, kb, Piece(p))) &&
-              sim.error.empty())
-            sim.error = "a math warp of CTA " + std::to_string(rank) + " read piece " +
-                        std::to_string(p) + " of stage " + std::to_string(s) +
-                        " before its copy had landed";
+        sub = 0;
+        if (live > 0) check_contents(sim, s);
         step_in_block = 1;
-      } else if (step_in_block == 1) {  // wgmma.wait_group 0: the reads are over
-        for (int p = 0; p < kNumPieces; ++p) --sim.unread[rank][s][p];
-        step_in_block = 2;
-      } else {  // lane r arrives on the empty barrier of the CTA of rank r
-        if (sim.protocol.empty_counts_both_ctas) {
-          for (int r = 0; r < 2; ++r) sim.empty[r][s].arrive();
-        } else {
-          sim.empty[rank][s].arrive();
+      } else if (step_in_block == 1) {  // wgmma.wait_group 0 of sub-tile `sub`
+        if (!sim.protocol.arrive_after_last_subtile && sub == 0 && !arrived) arrive(sim, s);
+        if (sub + 1 < live) {  // the next sub-tile's wgmmas read the stage again
+          ++sub;
+          check_contents(sim, s);
+        } else {  // the reads are over
+          for (int p = 0; p < kNumPieces; ++p) --sim.unread[rank][s][p];
+          step_in_block = 2;
         }
+      } else {
+        if (!arrived) arrive(sim, s);
+        arrived = false;
         step_in_block = 0;
         next_k_block(sim);
       }
@@ -195,10 +228,12 @@ struct Sim {
     unread.assign(2, std::vector<std::array<int, kNumPieces>>(size_t(stages)));
     error.clear();
     in_flight.clear();
+    exited[0] = exited[1] = false;
     std::vector<Producer> producers = {Producer(0), Producer(1)};
     std::vector<MathWarp> math;
     for (int r = 0; r < 2; ++r)
-      for (int w = 0; w < warps; ++w) math.push_back(MathWarp(r));
+      for (int w = 0; w < warps; ++w)
+        math.push_back(MathWarp(r, w < 4 ? subtiles : live_subtiles_wg1));
     std::mt19937_64 rng(seed);
     for (;;) {
       // Every agent that can act: each producer, each math warp, each copy in flight.
@@ -227,6 +262,15 @@ struct Sim {
       }
       if (!error.empty()) return error;
       if (!moved) return "deadlock: no agent can act";
+      // Without the cluster barrier at the end, a CTA exits as soon as its own producer and math
+      // warps are done and nothing is on its way to it.
+      if (!protocol.cluster_sync_at_exit)
+        for (int r = 0; r < 2; ++r) {
+          bool own_done = producers[size_t(r)].done;
+          for (const MathWarp& m : math) own_done = own_done && (m.rank != r || m.done);
+          for (const Copy& c : in_flight) own_done = own_done && c.dest_cta != r;
+          exited[r] = exited[r] || own_done;
+        }
     }
   }
 };
@@ -236,14 +280,18 @@ struct Sim {
 struct Case {
   Multicast multicast;
   int stages, k_blocks, warps, pairs_m, pairs_n;
+  int subtiles = 1, live_subtiles_wg1 = 1;
 };
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (Multicast m : {Multicast::A, Multicast::B})
     for (int stages : {2, 3, 5})
-      for (int k_blocks : {1, 2, 7})
-        for (int warps : {4, 8})  // BLOCK_M = 64 and 128
-          out.push_back({m, stages, k_blocks, warps, 2, 3});
+      for (int k_blocks : {1, 2, 7}) {
+        out.push_back({m, stages, k_blocks, 4, 2, 3});  // BLOCK_M = 64
+        out.push_back({m, stages, k_blocks, 8, 2, 3});  // BLOCK_M = 128
+        // BLOCK_M = 256: two sub-tiles each; warpgroup 1 with both, one or none before M.
+        for (int live : {2, 1, 0}) out.push_back({m, stages, k_blocks, 8, 2, 3, 2, live});
+      }
   return out;
 }
 
@@ -256,12 +304,15 @@ std::string first_error(const Protocol& protocol, int seeds) {
     sim.warps = c.warps;
     sim.pairs_m = c.pairs_m;
     sim.pairs_n = c.pairs_n;
+    sim.subtiles = c.subtiles;
+    sim.live_subtiles_wg1 = c.warps == 8 && c.subtiles == 1 ? 1 : c.live_subtiles_wg1;
     sim.protocol = protocol;
     for (int seed = 0; seed < seeds; ++seed)
       if (std::string e = sim.run(uint64_t(seed)); !e.empty())
         return e + " (multicast " + ch10::name(c.multicast) + ", " + std::to_string(c.stages) +
                " stages, " + std::to_string(c.k_blocks) + " K blocks, " + std::to_string(c.warps) +
-               " warps, seed " + std::to_string(seed) + ")";
+               " warps, " + std::to_string(c.subtiles) + " sub-tiles, seed " +
+               std::to_string(seed) + ")";
   }
   return "";
 }
@@ -297,6 +348,24 @@ TEST(Chapter10Protocol, ARingRestartedAtEveryTileBreaks) {
   wrong.ring_carried_across_tiles = false;
   const std::string e = first_error(wrong, 200);
   EXPECT_FALSE(e.empty());
+}
+
+// The 256-row tile's arrival made after the first sub-tile instead of the last: the producers
+// refill the stage while the second sub-tile's wgmmas still read it.
+TEST(Chapter10Protocol, AnArrivalBeforeTheLastSubtileLetsAProducerOverwrite) {
+  Protocol wrong;
+  wrong.arrive_after_last_subtile = false;
+  const std::string e = first_error(wrong, 200);
+  EXPECT_NE(e.find("overwrote"), std::string::npos) << e;
+}
+
+// No cluster barrier at the end: a CTA that has finished its own tiles exits while its partner's
+// math warps still arrive on its empty barriers (lane 1 of every warp, until the last K block).
+TEST(Chapter10Protocol, ExitingWithoutTheClusterBarrierLetsThePartnerArriveOnAnExitedCta) {
+  Protocol wrong;
+  wrong.cluster_sync_at_exit = false;
+  const std::string e = first_error(wrong, 200);
+  EXPECT_NE(e.find("after it had exited"), std::string::npos) << e;
 }
 
 }  // namespace
