@@ -39,6 +39,7 @@ namespace ch09 {
 using namespace ch07;  // scale_blocks.hpp
 using ch06::row_half;
 using ch06::scale_a_view;
+using ch06::subtiles;
 using ch08::d_store_view;  // epilogue_layout.hpp
 using ch08::stmatrix_address_offset;
 using ch08::swizzle_span_for;
@@ -76,7 +77,7 @@ constexpr int kMathRegisters = 232;
 constexpr uint32_t kSmemBudget = 227 * 1024;
 template <int BLOCK_M, int BLOCK_N>
 struct TileConfig {
-  static constexpr int kSubtiles = BLOCK_M / 128;  // 64-row sub-tiles per math warpgroup
+  static constexpr int kSubtiles = subtiles(BLOCK_M);  // 64-row sub-tiles per math warpgroup
   static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
   static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
   static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;

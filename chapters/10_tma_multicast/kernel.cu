@@ -258,11 +258,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // exchange must balance, or this waits forever.
     if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_inc<kMathRegisters>();
 
-    // acc: one K block's product, fresh from the tensor core; final: the scaled sum over blocks.
+    // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
+    // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
     float acc[Wgmma::kAccumulators];
-    float final_acc[kSubtiles * Wgmma::kAccumulators];  // sub-tile i: [i * kAccumulators, ...)
+    float final_acc[kSubtiles * Wgmma::kAccumulators];
 
-    // This thread's two rows of D (ptx::accumulator_position: row_half 0 and 1).
+    // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
+    // and 1; sub-tile i is kSubtileRows * i rows further down).
     const int t = threadIdx.x % ptx::kWarpgroupSize;
     const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
     const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
@@ -288,10 +290,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       const float* scale_b_row_2 =
           needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
       float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
-      // Sub-tile i starts at row m0 + warpgroup * 64 + i * kSubtileRows: the first live_subtiles
-      // of them have rows before M; the others (the last row of tiles, M <= 64) compute nothing.
-      // (One count, computed once: a flag per sub-tile made the compiler re-evaluate 64-bit
-      // comparisons in every iteration.)
+      // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
+      // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
+      // Sub-tile i starts at row m0 + warpgroup * 64 + kSubtileRows * i: the first live_subtiles of
+      // them have rows before M. (One count, computed once: a flag per sub-tile made the compiler
+      // re-evaluate 64-bit comparisons in every iteration.)
       const int64_t rows_left = M - (m0 + warpgroup * 64);
       const int64_t live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
       const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
@@ -308,30 +311,30 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           }
           ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
+
           // This block's scale products, read before the wgmmas are issued: their shared-memory
           // latency then hides behind the tensor core instead of delaying the promotion.
           const float* scale_a = smem_sa + state.stage * BLOCK_M;
-          float scale_lo[kSubtiles], scale_hi[kSubtiles], scale_lo_2[kSubtiles],
-              scale_hi_2[kSubtiles];
-#pragma unroll
-          for (int sub = 0; sub < kSubtiles; ++sub) {
-            const float a_lo = scale_a[row_lo + sub * kSubtileRows],
-                        a_hi = scale_a[row_hi + sub * kSubtileRows];
-            scale_lo[sub] = a_lo * scale_b, scale_hi[sub] = a_hi * scale_b;
-            scale_lo_2[sub] = a_lo * scale_b_2, scale_hi_2[sub] = a_hi * scale_b_2;
-          }
+          float scale_lo[kSubtiles], scale_hi[kSubtiles];
+          float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
           // The stage's offsets from stage 0, in the descriptors' 16-byte units.
           const uint32_t stage_a = state.stage * (kTileBytesA / 16),
                          stage_b = state.stage * (kTileBytesB / 16);
-
-          // One sub-tile of 64 rows at a time (two with BLOCK_M = 256, else one): the wgmmas into
-          // acc, the wait, the promotion into that sub-tile's final_acc. The stage is released
-          // after the last sub-tile's wgmmas, the last to read it.
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
-            // Lane 0 of each warp arrives once for its warp: the barrier expects kNumMathThreads / ptx::kWarpSize.
-            // With multicast, lane r arrives for its warp on the barrier of the CTA of rank r: both
-            // CTAs' producers write this stage of this CTA, and wait for its release.
+            scale_lo[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b;
+            scale_hi[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b;
+            scale_lo_2[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b_2;
+            scale_hi_2[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b_2;
+          }
+
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
+            // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
+            // barrier, which expects kNumMathThreads / ptx::kWarpSize. With multicast, lane r
+            // arrives for its warp on the barrier of the CTA of rank r: both CTAs' producers write
+            // this stage of this CTA, and wait for its release.
             const auto release = [&] {
               if (sub != kSubtiles - 1) return;
               if constexpr (kClusterSize == 1) {
@@ -350,9 +353,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             ptx::wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled: the
-              // hardware applies the XOR to the final addresses, row by row. Along M this sub-tile's 64
-              // rows start (warpgroup * 64 + sub * kSubtileRows) * 128 bytes down.
+              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
+              // the hardware applies the XOR to the final addresses, row by row. Along M this
+              // sub-tile's 64 rows start (warpgroup * 64 + sub * kSubtileRows) * 128 bytes down.
               const uint64_t desc_a = ptx::advance(
                   desc_a0, stage_a + (sub * kSubtileRows * kSwizzleBytes + kk * WGMMA_K) / 16);
               const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
@@ -543,8 +546,7 @@ void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 // For the binary's --print-config and its header line.
 std::string describe_config(const gemm::Shape& s) {
-  int num_sms = ch09::kH100Sms;
-  if (gemm::hopper_unavailable_reason().empty()) num_sms = gemm::multiprocessor_count();
+  const int num_sms = gemm::multiprocessor_count_or(ch09::kH100Sms);
   Config c = configure(s, std::getenv("CH10_BLOCK_M"), std::getenv("CH10_MULTICAST"), num_sms);
   c.group = ch09::group_from_environment(c.group, "chapter 10");  // as the launch takes it
   return describe(s, c) +
