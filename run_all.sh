@@ -15,7 +15,7 @@
 #                             ./run_all.sh --no-bench --tests
 #                             ./run_all.sh --no-bench --sanitizers --chapters "00 01 02 03 04 05"
 #                             ./run_all.sh --no-bench --sanitizers --chapters "06 07 08"
-#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10"
+#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10 11"
 #                             ./run_all.sh
 #   ./run_all.sh --chapters "NN ..."
 #                           the chapter binaries that --tests and --sanitizers run (default: all)
@@ -123,24 +123,29 @@ if [ "$sanitizers" = 1 ]; then
       shapes=("200 264 640" "1 136 384")
       [[ "$name" == 01_* ]] && shapes=("")
       # The TMA-store and persistent chapters: a shape with several tiles per CTA, and M = 1 with
-      # an even number of 16-wide tiles (chapter 10: multicast on A, half of it below M).
-      [[ "$name" =~ ^(08|09|10)_ ]] && shapes+=("257 1168 1024" "1 256 384")
-      # Chapter 10's 256-row tile (CH10_BLOCK_M=256, not the heuristic's own choice): two rows of
-      # 256 x 96 tiles, multicast on B.
-      [[ "$name" == 10_* ]] && shapes+=("257 1168 1024 256")
+      # an even number of tiles (chapter 10: multicast on A, half of it below M).
+      [[ "$name" =~ ^(08|09|10|11)_ ]] && shapes+=("257 1168 1024" "1 256 384")
+      # Chapter 10 with multicast on B (two rows of 256 x 128 tiles), and chapter 11's 256-row tile
+      # (CH11_BLOCK_M=256, not the heuristic's own choice) with multicast on B: two rows of
+      # 256 x 96 tiles.
+      [[ "$name" == 10_* ]] && shapes+=("257 1024 1024 - B")
+      [[ "$name" == 11_* ]] && shapes+=("257 1168 1024 256 B")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
         block_m=""
+        multicast=""
         if [ -n "$shape" ]; then
-          read -r m n k block_m <<<"$shape"
+          read -r m n k block_m multicast <<<"$shape"
+          [ "$block_m" = - ] && block_m=""
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
-          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}"
+          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${multicast:+ multicast=$multicast}"
         fi
         for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
           t0=$SECONDS
-          CH10_BLOCK_M=$block_m timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
+          CH11_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast \
+            timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
       done
@@ -165,7 +170,7 @@ fi
 # The timelines of the persistent chapters (the epilogue against the next tile's loads), on a shape
 # with few K blocks per tile so that the tiles are visible: SVGs in build/results.
 if [ "$tests" = 1 ]; then
-  for name in 09_persistent_scheduler 10_tma_multicast; do
+  for name in 09_persistent_scheduler 10_tma_multicast 11_configuration; do
     timeout 60 "$bin/$name" --m 4096 --n 7168 --k 2048 --no-check --no-timing \
       --trace "$results/trace-$name-4096x7168x2048.svg" >"$results/trace-$name.log" 2>&1
     note "trace $name" "exit $?: $(tail -n 1 "$results/trace-$name.log")"
@@ -175,7 +180,7 @@ fi
 # What the tile order and the multicast do to L2 and DRAM, at the headline shape.
 if [ "$ncu" = 1 ] && command -v ncu >/dev/null; then
   for run in 08_stmatrix_epilogue: 09_persistent_scheduler: 09_persistent_scheduler:1 \
-    10_tma_multicast: 10_tma_multicast:1; do
+    10_tma_multicast: 10_tma_multicast:1 11_configuration:; do
     name=${run%%:*}
     group=${run#*:}
     CH09_GROUP=$group timeout 300 ncu --kernel-name regex:gemm_kernel --launch-count 1 \

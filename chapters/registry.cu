@@ -30,6 +30,7 @@ void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch08
 namespace ch09 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
+void gemm_row_major(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch09
 namespace ch10 {
@@ -37,10 +38,16 @@ void gemm(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_off(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_a(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch10
+namespace ch11 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+void gemm_tile_ch07(const gemm::GemmArgs&, cudaStream_t);
+void gemm_multicast_a(const gemm::GemmArgs&, cudaStream_t);
+void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_64(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_256(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
-}  // namespace ch10
+}  // namespace ch11
 
 namespace gemm {
 
@@ -142,28 +149,41 @@ const std::vector<Chapter>& chapters() {
        .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true,
-       // The 128-row widths everywhere, as in chapter 07.
-       .ablations = {{"block_m=128", ch09::gemm_block_m_128}}},
+       // Persistent in chapter 08's row-major order (group 1): persistence alone; the chapter
+       // against it is the grouped order. Then the 128-row widths everywhere, as in chapter 07.
+       .ablations = {{"group=1", ch09::gemm_row_major}, {"block_m=128", ch09::gemm_block_m_128}}},
       {.number = 10,
        .dir = "10_tma_multicast",
-       .idea = "2-CTA clusters sharing A or B by TMA multicast; BLOCK_M, BLOCK_N, stages and "
-               "multicast chosen per shape",
+       .idea = "2-CTA clusters sharing the A or B tile by TMA multicast, on chapter 09's tile",
        .launch = ch10::gemm,
        .applies_scales = true,
        .bitwise_equal_to_previous = true,
        .tolerance = promoted_every_block,
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true,
-       // The heuristic's tile with the multicast forced: "off" against chapter 09 is what the
-       // configuration heuristic is worth, the chosen one against "off" what multicast is. Then
-       // the heuristic with BLOCK_M forced: 64 rows at M = 128, the 128-row tiles at M = 4096 (what
-       // the tall tile is worth there), and 256 rows everywhere.
+       // The multicast forced: "off" is chapter 09's kernel (a cluster of one), so the chapter
+       // against "off" is what multicast is worth; A and B where the tiles pair up.
        .ablations = {{"multicast=off", ch10::gemm_multicast_off},
                      {"multicast=A", ch10::gemm_multicast_a},
-                     {"multicast=B", ch10::gemm_multicast_b},
-                     {"block_m=64", ch10::gemm_block_m_64},
-                     {"block_m=128", ch10::gemm_block_m_128},
-                     {"block_m=256", ch10::gemm_block_m_256}}},
+                     {"multicast=B", ch10::gemm_multicast_b}}},
+      {.number = 11,
+       .dir = "11_configuration",
+       .idea = "BLOCK_M, BLOCK_N, stages and multicast chosen per shape: the full kernel",
+       .launch = ch11::gemm,
+       .applies_scales = true,
+       .bitwise_equal_to_previous = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true,
+       // Chapters 06-10's tile without a cluster: what the configuration's tile is worth. Then
+       // the heuristic with the multicast forced (A, B: what chapter 10's clusters would add) and
+       // with BLOCK_M forced: 64 rows at M = 128, the 128-row tiles at M = 4096, 256 everywhere.
+       .ablations = {{"tile=ch07", ch11::gemm_tile_ch07},
+                     {"multicast=A", ch11::gemm_multicast_a},
+                     {"multicast=B", ch11::gemm_multicast_b},
+                     {"block_m=64", ch11::gemm_block_m_64},
+                     {"block_m=128", ch11::gemm_block_m_128},
+                     {"block_m=256", ch11::gemm_block_m_256}}},
   };
   return list;
 }

@@ -1,17 +1,14 @@
-// Chapter 10's plain arithmetic: the configuration heuristic on DeepGEMM's 18 shapes (the table in
-// the README), the compiled variants against what the heuristic can choose (both ways), the
-// shared-memory budget of every variant, and the walk of the clusters over the pairs of tiles
-// (every tile exactly once, both CTAs of a cluster always busy together).
+// Chapter 10's plain arithmetic (cluster.hpp): when the tiles pair up for a multicast, which
+// operand the chapter shares, the refusal of a multicast that cannot pair, the override's text, the
+// walk of the clusters over the pairs of tiles (every tile exactly once, both CTAs of a cluster
+// busy together, the pair sharing the multicast operand), and the picture.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "chapters/10_tma_multicast/config.hpp"
+#include "chapters/07_two_scale_b/scale_blocks.hpp"
+#include "chapters/10_tma_multicast/cluster.hpp"
 #include "chapters/10_tma_multicast/draw.hpp"
 #include "tests/read_text.hpp"
 
@@ -19,245 +16,83 @@ namespace {
 
 using ch10::Multicast;
 
-struct Expected {
-  gemm::Shape shape;
-  int block_m, block_n;
-  Multicast multicast;
-  int stages, group, grid;
-};
-
-// What choose_config returns for the benchmark shapes on 132 SMs (README, "The configuration").
-const Expected kExpected[] = {
-    {{64, 2112, 7168}, 64, 16, Multicast::A, 16, 1, 132},
-    {{64, 24576, 1536}, 64, 96, Multicast::A, 10, 1, 132},
-    {{64, 32768, 512}, 64, 128, Multicast::A, 8, 1, 132},
-    {{64, 7168, 16384}, 64, 64, Multicast::A, 13, 1, 112},
-    {{64, 4096, 7168}, 64, 32, Multicast::A, 16, 1, 128},
-    {{64, 7168, 2048}, 64, 64, Multicast::A, 13, 1, 112},
-    {{128, 2112, 7168}, 128, 16, Multicast::A, 12, 1, 132},
-    {{128, 24576, 1536}, 128, 96, Multicast::A, 7, 1, 132},
-    {{128, 32768, 512}, 128, 128, Multicast::A, 5, 1, 132},
-    {{128, 7168, 16384}, 128, 64, Multicast::A, 8, 1, 112},
-    {{128, 4096, 7168}, 128, 32, Multicast::A, 10, 1, 128},
-    {{128, 7168, 2048}, 128, 64, Multicast::A, 8, 1, 112},
-    {{4096, 2112, 7168}, 256, 96, Multicast::A, 3, 1, 132},
-    {{4096, 24576, 1536}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 32768, 512}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 7168, 16384}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 4096, 7168}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 7168, 2048}, 256, 128, Multicast::A, 3, 8, 132},
-};
-
-TEST(Chapter10, ConfigurationOfTheBenchmarkShapes) {
-  ASSERT_EQ(std::size(kExpected), std::size(gemm::kDeepGemmShapes));
-  for (size_t i = 0; i < std::size(kExpected); ++i) {
-    const Expected& e = kExpected[i];
-    EXPECT_EQ(e.shape.str(), gemm::kDeepGemmShapes[i].str()) << "the table follows kDeepGemmShapes";
-    const ch10::Config c = ch10::choose_config(e.shape);
-    const std::string what = ch10::describe(e.shape, c);
-    EXPECT_EQ(c.variant.block_m, e.block_m) << what;
-    EXPECT_EQ(c.variant.block_n, e.block_n) << what;
-    EXPECT_EQ(c.variant.multicast, e.multicast) << what;
-    EXPECT_EQ(c.stages, e.stages) << what;
-    EXPECT_EQ(c.group, e.group) << what;
-    EXPECT_EQ(c.grid, e.grid) << what;
-    // The M = 4096 shapes take the tall tile, with chapter 07's rule over its two widths.
-    if (e.shape.m == 4096) {
-      EXPECT_EQ(c.variant.block_n, ch07::best_block_n_among(ch10::kBlockNChoices256, e.shape, 256))
-          << what;
-    }
-    // Small M fills the SMs with narrow tiles: at least 112 of 132 SMs get a tile.
-    if (e.shape.m <= 128) {
-      EXPECT_GE(c.tiles_m * c.tiles_n, 112) << what;
-    }
-  }
-}
-
-// The printed line names every choice.
-TEST(Chapter10, DescribeNamesEveryChoice) {
-  const gemm::Shape s{4096, 7168, 16384};
-  const std::string line = ch10::describe(s, ch10::choose_config(s));
-  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast A (cluster of 2)", "3 stages",
-                           "16 x 56 tiles", "7 waves", "16 x 28 pairs", "group 8", "132 CTAs"})
-    EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
-}
-
-// The rules, one by one.
-TEST(Chapter10, TheRules) {
-  EXPECT_EQ(ch10::block_m_for({1, 7168, 1024}), 64);
-  EXPECT_EQ(ch10::block_m_for({64, 7168, 1024}), 64);
-  EXPECT_EQ(ch10::block_m_for({65, 7168, 1024}), 128);
-  EXPECT_EQ(ch10::block_m_for({128, 7168, 1024}), 128);
-  // Above 128 rows the tall tile, unless a 128-row width fills the last wave better by more than
-  // ch07::kTallTileMargin: at 4096 x 7168, 896 tiles of 256 x 128 (efficiency 0.970) against 1440 of
-  // 128 x 160 (0.987); at 129 x 7168, 56 tiles of 256 x 128 fill 0.42 of the SMs, 2 x 52 of
-  // 128 x 144 fill 0.79.
-  EXPECT_EQ(ch10::block_m_for({4096, 7168, 16384}), 256);
-  EXPECT_EQ(ch10::block_m_for({129, 7168, 1024}), 128);
-  // Multicast needs the tiles to pair up exactly; the larger tile wins when both do.
+// Multicast needs the tiles to pair up exactly; the larger tile wins when both do.
+TEST(Chapter10, TheMulticastRule) {
   EXPECT_EQ(ch10::multicast_for(32, 45, 128, 160), Multicast::B);
   EXPECT_EQ(ch10::multicast_for(33, 46, 128, 160), Multicast::A);
   EXPECT_EQ(ch10::multicast_for(33, 45, 128, 160), Multicast::None);
-  EXPECT_EQ(ch10::multicast_for(1, 1, 64, 16), Multicast::None);
+  EXPECT_EQ(ch10::multicast_for(1, 1, 128, 128), Multicast::None);
   EXPECT_EQ(ch10::multicast_for(2, 2, 128, 128), Multicast::B);
-  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 96), Multicast::A);
-  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 96, 1), Multicast::None);
-  // A ragged M keeps its tiles unpaired along M.
-  const ch10::Config c = ch10::choose_config({4097, 7168, 1024});
-  EXPECT_EQ(c.tiles_m, 17);
-  EXPECT_NE(c.variant.multicast, Multicast::B);
-  // Fewer SMs: fewer CTAs, same tiles.
-  const ch10::Config d = ch10::choose_config({4096, 7168, 1024}, 114);
-  EXPECT_LE(d.grid, 114);
-  EXPECT_EQ(d.grid % d.cluster_size, 0);
+  EXPECT_EQ(ch10::multicast_for(2, 2, 256, 128), Multicast::A);
+  EXPECT_EQ(ch10::multicast_for(2, 2, 128, 160, 1), Multicast::None);  // one SM: no pair fits
+  EXPECT_TRUE(ch10::pairs_up(3, 3, Multicast::None, 1));
+  EXPECT_FALSE(ch10::pairs_up(3, 2, Multicast::B, 132));
+  EXPECT_TRUE(ch10::pairs_up(3, 2, Multicast::A, 132));
+  // The benchmark's headline shape: chapter 09's 256 x 128 tile, 16 x 56 tiles, A is the larger.
+  const gemm::Shape s{4096, 7168, 16384};
+  const ch07::TileChoice t = ch07::choose_tile(s);
+  EXPECT_EQ(ch10::multicast_for(16, 56, t.block_m, t.block_n), Multicast::A);
 }
 
-// CH10_MULTICAST: unset or empty keeps the choice; off, A and B replace step 3 where the tiles
-// pair up; anything else, or a multicast that cannot pair, is refused naming the variable or the
-// pairing.
-TEST(Chapter10, MulticastOverride) {
-  const gemm::Shape s{4096, 7040, 16384};  // 16 x 55 tiles of 256 x 128: B pairs, A does not
-  const ch10::Config chosen = ch10::choose_config(s);
-  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, nullptr).variant, chosen.variant);
-  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, "").variant, chosen.variant);
-  const ch10::Config off = ch10::apply_multicast_override(s, chosen, "off");
-  EXPECT_EQ(off.variant.multicast, Multicast::None);
-  EXPECT_EQ(off.variant.block_n, chosen.variant.block_n);
+// plan_clusters: the grid of pairs, whole clusters, never more CTAs than SMs; a multicast the tiles
+// cannot pair is refused naming the chapter and the pairing.
+TEST(Chapter10, PlanAndRefusal) {
+  const gemm::Shape s{4096, 7168, 16384};
+  const ch10::Clusters a = ch10::plan_clusters(s, 256, 128, Multicast::A, 132, "chapter 10");
+  EXPECT_EQ(a.tiles_m, 16);
+  EXPECT_EQ(a.tiles_n, 56);
+  EXPECT_EQ(a.pairs_m, 16);
+  EXPECT_EQ(a.pairs_n, 28);
+  EXPECT_EQ(a.cluster_size, 2);
+  EXPECT_EQ(a.clusters, 66);
+  EXPECT_EQ(a.grid, 132);
+  const ch10::Clusters off = ch10::plan_clusters(s, 256, 128, Multicast::None, 132, "chapter 10");
   EXPECT_EQ(off.cluster_size, 1);
+  EXPECT_EQ(off.pairs_n, 56);
   EXPECT_EQ(off.grid, 132);
-  EXPECT_EQ(ch10::apply_multicast_override(s, chosen, "B").variant.multicast, Multicast::B);
-  auto refusal = [&](const char* text) {
-    try {
-      ch10::apply_multicast_override(s, chosen, text);
-    } catch (const gemm::UnsupportedError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
-  EXPECT_NE(refusal("A").find("pair up"), std::string::npos) << refusal("A");
-  for (const char* bad : {"a", "on", "AB", "0", " B"})
-    EXPECT_NE(refusal(bad).find("CH10_MULTICAST must be off, A or B"), std::string::npos)
-        << bad << ": " << refusal(bad);
+  const ch10::Clusters few = ch10::plan_clusters({128, 256, 512}, 128, 128, Multicast::A, 132, "x");
+  EXPECT_EQ(few.grid, 2);  // one pair of tiles: one cluster
+  try {
+    ch10::plan_clusters({3 * 128, 3 * 160, 256}, 128, 160, Multicast::B, 132, "chapter 10");
+    ADD_FAILURE() << "an odd number of tile rows was accepted for multicast on B";
+  } catch (const gemm::UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("chapter 10: multicast on B needs the tiles to pair up"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ch10::plan_clusters(s, 256, 128, Multicast::A, 1, "chapter 10"),
+               gemm::UnsupportedError);
 }
 
-// CH10_BLOCK_M: unset or empty keeps the choice; 64, 128 and 256 replace step 1 and steps 2 and 3
-// follow; anything else is refused naming the variable. At M = 4096, 256 gives DeepGEMM's tile.
-TEST(Chapter10, BlockMOverride) {
-  struct Row {
-    gemm::Shape shape;
-    int block_n;
-    Multicast multicast;
-    int stages, grid;
-  };
-  // BLOCK_M = 256 at the six M = 4096 shapes: 16 rows of tiles, so both multicasts pair where the
-  // columns do; A is the larger tile (256 rows against 96 or 128).
-  const Row rows[] = {{{4096, 2112, 7168}, 96, Multicast::A, 3, 132},
-                      {{4096, 24576, 1536}, 128, Multicast::A, 3, 132},
-                      {{4096, 32768, 512}, 128, Multicast::A, 3, 132},
-                      {{4096, 7168, 16384}, 128, Multicast::A, 3, 132},
-                      {{4096, 4096, 7168}, 128, Multicast::A, 3, 132},
-                      {{4096, 7168, 2048}, 128, Multicast::A, 3, 132}};
-  for (const Row& r : rows) {
-    const ch10::Config c =
-        ch10::apply_block_m_override(r.shape, ch10::choose_config(r.shape), "256");
-    const std::string what = ch10::describe(r.shape, c);
-    EXPECT_EQ(c.variant.block_m, 256) << what;
-    EXPECT_EQ(c.variant.block_n, r.block_n) << what;
-    EXPECT_EQ(c.variant.multicast, r.multicast) << what;
-    EXPECT_EQ(c.stages, r.stages) << what;
-    EXPECT_EQ(c.grid, r.grid) << what;
-  }
-  // BLOCK_M = 64 at M = 128: two rows of tiles, so multicast on B pairs them (one B tile for both).
-  const gemm::Shape s{128, 7168, 16384};
-  const ch10::Config c64 = ch10::apply_block_m_override(s, ch10::choose_config(s), "64");
-  EXPECT_EQ(c64.variant.block_m, 64);
-  EXPECT_EQ(c64.variant.block_n, ch07::best_block_n(s, 64));
-  EXPECT_EQ(c64.tiles_m, 2);
-  EXPECT_EQ(c64.variant.multicast, Multicast::B) << ch10::describe(s, c64);
-  const ch10::Config chosen = ch10::choose_config(s);
-  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, nullptr).variant, chosen.variant);
-  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, "").variant, chosen.variant);
-  EXPECT_EQ(ch10::apply_block_m_override(s, chosen, "128").variant, chosen.variant);
-  for (const char* bad : {"32", "512", "0", "256 ", "x"}) {
+// CH10_MULTICAST's text: unset or empty keeps the choice; off, A and B; anything else is refused
+// naming the variable.
+TEST(Chapter10, MulticastOverrideText) {
+  EXPECT_EQ(ch10::multicast_override(nullptr, Multicast::A, "chapter 10", "CH10_MULTICAST"),
+            Multicast::A);
+  EXPECT_EQ(ch10::multicast_override("", Multicast::B, "chapter 10", "CH10_MULTICAST"),
+            Multicast::B);
+  EXPECT_EQ(ch10::multicast_override("off", Multicast::A, "chapter 10", "CH10_MULTICAST"),
+            Multicast::None);
+  EXPECT_EQ(ch10::multicast_override("A", Multicast::None, "chapter 10", "CH10_MULTICAST"),
+            Multicast::A);
+  EXPECT_EQ(ch10::multicast_override("B", Multicast::None, "chapter 10", "CH10_MULTICAST"),
+            Multicast::B);
+  for (const char* bad : {"a", "on", "AB", "0", " B"}) {
     try {
-      ch10::apply_block_m_override(s, chosen, bad);
+      ch10::multicast_override(bad, Multicast::None, "chapter 10", "CH10_MULTICAST");
       ADD_FAILURE() << bad << " was accepted";
     } catch (const gemm::UnsupportedError& e) {
-      EXPECT_NE(std::string(e.what()).find("CH10_BLOCK_M must be 64, 128 or 256"),
+      EXPECT_NE(std::string(e.what()).find("chapter 10: CH10_MULTICAST must be off, A or B"),
                 std::string::npos)
           << e.what();
     }
   }
 }
 
-// Every variant fits in the shared-memory budget with at least two stages, and its layout is the
-// kernel's (kernel.cu static_asserts the same against TileConfig).
-TEST(Chapter10, EveryVariantFitsTheBudget) {
-  for (const ch10::Variant& v : ch10::kVariants) {
-    const int stages = ch10::stages_for(v.block_m, v.block_n);
-    EXPECT_GE(stages, 2) << v.block_m << " x " << v.block_n;
-    EXPECT_LE(stages, ch10::kMaxStages);
-    EXPECT_LE(ch10::smem_bytes(v.block_m, v.block_n), ch10::kSmemBudget);
-    // One more stage would not fit (or the cap binds).
-    if (stages < ch10::kMaxStages) {
-      EXPECT_GT(ch10::smem_bytes(v.block_m, v.block_n) + ch10::stage_bytes(v.block_m, v.block_n),
-                ch10::kSmemBudget);
-    }
-  }
-}
-
-// The variants compiled are exactly those the heuristic chooses over a sweep of shapes, on its
-// own and with CH10_BLOCK_M: no choice without a kernel, no kernel never chosen.
-TEST(Chapter10, CompiledVariantsAreExactlyTheChoices) {
-  std::set<std::tuple<int, int, int>> chosen;
-  const int64_t ms[] = {1,    7,    16,   32,   48,   63,   64,   65,   100,   127,
-                        128,  129,  200,  256,  257,  384,  512,  640,  768,   1000,
-                        1024, 1500, 2048, 3000, 4096, 4097, 6000, 8192, 12288, 16384};
-  for (const char* block_m : {static_cast<const char*>(nullptr), "64", "128", "256"})
-    for (int64_t m : ms)
-      for (int64_t n = 8; n <= 32768; n += 8) {
-        const gemm::Shape s{m, n, 512};
-        const ch10::Config c = ch10::apply_block_m_override(s, ch10::choose_config(s), block_m);
-        bool compiled = false;
-        for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
-        ASSERT_TRUE(compiled) << ch10::describe(s, c) << (block_m ? block_m : "");
-        chosen.insert({c.variant.block_m, c.variant.block_n, int(c.variant.multicast)});
-      }
-  for (const ch10::Variant& v : ch10::kVariants)
-    EXPECT_TRUE(chosen.count({v.block_m, v.block_n, int(v.multicast)}))
-        << "never chosen: " << v.block_m << " x " << v.block_n << " multicast "
-        << ch10::name(v.multicast);
-  EXPECT_EQ(chosen.size(), std::size(ch10::kVariants));
-}
-
-// Other Hopper parts have fewer SMs; the launch takes the device's count (gemm_with). On every
-// count the heuristic returns a compiled kernel, never more CTAs than SMs, whole clusters, and no
-// cluster where there is no room for two CTAs.
-TEST(Chapter10, TheConfigurationOnOtherSmCounts) {
-  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
-                                  std::end(gemm::kDeepGemmShapes));
-  shapes.insert(shapes.end(),
-                {{1, 8, 128}, {129, 2112, 1024}, {4097, 7176, 256}, {300, 1032, 1536}});
-  for (const int num_sms : {132, 114, 78, 66, 16, 2, 1})
-    for (const gemm::Shape& s : shapes) {
-      const ch10::Config c = ch10::choose_config(s, num_sms);
-      const std::string what = ch10::describe(s, c) + " on " + std::to_string(num_sms) + " SMs";
-      bool compiled = false;
-      for (const ch10::Variant& v : ch10::kVariants) compiled = compiled || v == c.variant;
-      EXPECT_TRUE(compiled) << what;
-      EXPECT_GE(c.grid, 1) << what;
-      EXPECT_LE(c.grid, num_sms) << what;
-      EXPECT_EQ(c.grid % c.cluster_size, 0) << what;
-      if (num_sms < 2) {
-        EXPECT_EQ(c.variant.multicast, Multicast::None) << what;
-      }
-    }
-}
-
 // The kernel's walk: cluster c takes pairs c, c + clusters, ...; its CTA of rank r takes
 // cta_tile(pair, r). Every tile exactly once; both CTAs of a cluster take the same number of
 // tiles (they meet at the same barriers); with multicast, the two tiles of a pair share the
-// multicast operand's block.
+// multicast operand's block. On chapter 09's tile for each shape, with each multicast that pairs.
 TEST(Chapter10, ClustersVisitEveryTileOnce) {
   std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
                                   std::end(gemm::kDeepGemmShapes));
@@ -269,57 +104,63 @@ TEST(Chapter10, ClustersVisitEveryTileOnce) {
                                {4096, 7176, 256},
                                {8192, 1024, 128},
                                {640, 32768, 128}});
-  for (const int num_sms : {132, 114, 8, 1})
-    for (const gemm::Shape& s : shapes) {
-      const ch10::Config c = ch10::choose_config(s, num_sms);
-      const std::string what = ch10::describe(s, c) + " on " + std::to_string(num_sms) + " SMs";
-      ASSERT_GE(c.grid, 1) << what;
-      ASSERT_EQ(c.grid % c.cluster_size, 0) << what;
-      const int clusters = c.grid / c.cluster_size, pairs = c.pairs_m * c.pairs_n;
-      std::vector<int> seen(size_t(c.tiles_m) * c.tiles_n, 0);
-      for (int cluster = 0; cluster < clusters; ++cluster) {
-        int count[2] = {0, 0};
-        for (int pair = cluster; pair < pairs; pair += clusters) {
-          ch09::TileCoord t[2];
-          for (int rank = 0; rank < c.cluster_size; ++rank) {
-            t[rank] =
-                ch10::cta_tile(pair, rank, c.pairs_m, c.pairs_n, c.group, c.variant.multicast);
-            ASSERT_GE(t[rank].m_block, 0) << what;
-            ASSERT_LT(t[rank].m_block, c.tiles_m) << what;
-            ASSERT_GE(t[rank].n_block, 0) << what;
-            ASSERT_LT(t[rank].n_block, c.tiles_n) << what;
-            ++seen[size_t(t[rank].m_block) * c.tiles_n + t[rank].n_block];
-            ++count[rank];
+  for (const Multicast m : {Multicast::None, Multicast::A, Multicast::B})
+    for (const int num_sms : {132, 114, 8, 2})
+      for (const gemm::Shape& s : shapes) {
+        const ch07::TileChoice t = ch07::choose_tile(s, num_sms);
+        const int tiles_m = int((s.m + t.block_m - 1) / t.block_m);
+        const int tiles_n = int((s.n + t.block_n - 1) / t.block_n);
+        if (!ch10::pairs_up(tiles_m, tiles_n, m, num_sms)) continue;
+        const ch10::Clusters c = ch10::plan_clusters(s, t.block_m, t.block_n, m, num_sms, "test");
+        const std::string what =
+            s.str() + " multicast " + ch10::name(m) + " on " + std::to_string(num_sms) + " SMs";
+        ASSERT_GE(c.grid, 1) << what;
+        ASSERT_LE(c.grid, num_sms) << what;
+        ASSERT_EQ(c.grid % c.cluster_size, 0) << what;
+        const int pairs = c.pairs_m * c.pairs_n;
+        std::vector<int> seen(size_t(c.tiles_m) * c.tiles_n, 0);
+        for (int cluster = 0; cluster < c.clusters; ++cluster) {
+          int count[2] = {0, 0};
+          for (int pair = cluster; pair < pairs; pair += c.clusters) {
+            ch09::TileCoord tile[2];
+            for (int rank = 0; rank < c.cluster_size; ++rank) {
+              tile[rank] = ch10::cta_tile(pair, rank, c.pairs_m, c.pairs_n, c.group, m);
+              ASSERT_GE(tile[rank].m_block, 0) << what;
+              ASSERT_LT(tile[rank].m_block, c.tiles_m) << what;
+              ASSERT_GE(tile[rank].n_block, 0) << what;
+              ASSERT_LT(tile[rank].n_block, c.tiles_n) << what;
+              ++seen[size_t(tile[rank].m_block) * c.tiles_n + tile[rank].n_block];
+              ++count[rank];
+            }
+            if (m == Multicast::B) {
+              EXPECT_EQ(tile[0].n_block, tile[1].n_block) << what;
+            }
+            if (m == Multicast::A) {
+              EXPECT_EQ(tile[0].m_block, tile[1].m_block) << what;
+            }
           }
-          if (c.variant.multicast == Multicast::B) {
-            EXPECT_EQ(t[0].n_block, t[1].n_block) << what;
-          }
-          if (c.variant.multicast == Multicast::A) {
-            EXPECT_EQ(t[0].m_block, t[1].m_block) << what;
+          if (c.cluster_size == 2) {
+            EXPECT_EQ(count[0], count[1]) << what;
           }
         }
-        if (c.cluster_size == 2) {
-          EXPECT_EQ(count[0], count[1]) << what;
-        }
+        for (size_t i = 0; i < seen.size(); ++i)
+          ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
       }
-      for (size_t i = 0; i < seen.size(); ++i)
-        ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
-    }
 }
 
 // The picture's arithmetic and the picture: per K block and wave, 132 CTAs x (128 + 160) rows of
 // 128 bytes without multicast, (128 + 80) with multicast on B.
 TEST(Chapter10, DrawsTheClusters) {
-  EXPECT_EQ(ch10::wave_l2_bytes(132, {128, 160, Multicast::None}), 132.0 * 288 * 128);
-  EXPECT_EQ(ch10::wave_l2_bytes(132, {128, 160, Multicast::B}), 132.0 * 208 * 128);
-  EXPECT_EQ(ch10::wave_l2_bytes(132, {64, 16, Multicast::A}), 132.0 * 48 * 128);
+  EXPECT_EQ(ch10::wave_l2_bytes(132, 128, 160, Multicast::None), 132.0 * 288 * 128);
+  EXPECT_EQ(ch10::wave_l2_bytes(132, 128, 160, Multicast::B), 132.0 * 208 * 128);
+  EXPECT_EQ(ch10::wave_l2_bytes(132, 256, 128, Multicast::A), 132.0 * 256 * 128);
   const std::string path = testing::TempDir() + "/clusters_test.svg";
   ch10::draw_clusters(path);
   const std::string text = gemm::testing::read_text(path);
   EXPECT_NE(text.find("</svg>"), std::string::npos);
   EXPECT_NE(text.find("pairs (16 x 28) grouped along M, group = 8"), std::string::npos);
   EXPECT_NE(text.find("4.33 MB (multicast on A)"), std::string::npos);  // 132 x (128 + 128) rows
-  // A small-M shape (multicast A, one row of tiles) and a shape without multicast draw too.
+  // A small-M shape and a shape whose tiles pair for neither operand draw too.
   ch10::draw_clusters(path, {64, 2112, 7168});
   ch10::draw_clusters(path, {4097, 7176, 256});
 }

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
-#include "chapters/10_tma_multicast/config.hpp"
+#include "chapters/10_tma_multicast/cluster.hpp"
 
 namespace {
 

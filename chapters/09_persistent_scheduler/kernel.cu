@@ -366,8 +366,9 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   }
 }
 
+// group > 0 forces the group (the README's row-major ablation: 1); 0 takes pick_group's.
 template <int BLOCK_M, int BLOCK_N>
-void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream, int forced_group = 0) {
   using Tile = TileConfig<BLOCK_M, BLOCK_N>;
   // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one
   // float at a time of scale B. No block_m / block_n: the grid does not grow with the shape.
@@ -387,8 +388,11 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int num_sms = gemm::multiprocessor_count();
   // The group: pick_group's (remembered per shape), unless CH09_GROUP overrides it.
-  const int group = group_from_environment(
-      cached_group(tiles_m, tiles_n, BLOCK_M, BLOCK_N, num_sms), "chapter 09");
+  const int group =
+      forced_group > 0
+          ? forced_group
+          : group_from_environment(cached_group(tiles_m, tiles_n, BLOCK_M, BLOCK_N, num_sms),
+                                   "chapter 09");
   const dim3 grid(persistent_grid(tiles_m * tiles_n, num_sms));
   gemm::launch(
       "chapter 09",
@@ -397,14 +401,15 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 // The 128-row tile of width block_n, one of kBlockNChoices.
-void launch_128_rows(const gemm::GemmArgs& args, int block_n, cudaStream_t stream) {
+void launch_128_rows(const gemm::GemmArgs& args, int block_n, cudaStream_t stream,
+                     int forced_group = 0) {
   switch (block_n) {
     case 128:
-      return launch_tile<128, 128>(args, stream);
+      return launch_tile<128, 128>(args, stream, forced_group);
     case 144:
-      return launch_tile<128, 144>(args, stream);
+      return launch_tile<128, 144>(args, stream, forced_group);
     default:
-      return launch_tile<128, 160>(args, stream);
+      return launch_tile<128, 160>(args, stream, forced_group);
   }
 }
 
@@ -416,7 +421,15 @@ void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
   launch_128_rows(args, tile.block_n, stream);
 }
 
-// The README's ablation: the 128-row tile on every shape, at choose_block_n's width.
+// The README's ablations. The persistent kernel in chapter 08's row-major order (group 1): what
+// persistence alone is worth, and the chapter against it what the grouped order is.
+void gemm_row_major(const gemm::GemmArgs& args, cudaStream_t stream) {
+  const TileChoice tile = choose_tile(args.shape, gemm::multiprocessor_count_or(kH100Sms));
+  if (tile.block_m == 256) return launch_tile<256, 128>(args, stream, 1);
+  launch_128_rows(args, tile.block_n, stream, 1);
+}
+
+// The 128-row tile on every shape, at choose_block_n's width.
 void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
   launch_128_rows(args, choose_block_n(args.shape, gemm::multiprocessor_count_or(kH100Sms)),
                   stream);

@@ -1,12 +1,13 @@
-// Chapter 10: clusters of two CTAs, TMA multicast, and the configuration heuristic: the full kernel.
+// Chapter 10: clusters of two CTAs sharing one operand tile by TMA multicast.
 //
-// Chapters 06-09 run at 83-88% of the L2's peak throughput (Nsight Compute, chapters 06 and 07's
-// READMEs): every CTA reads its A and B tiles through L2 on its own, although the CTAs on either
-// side of it read the same A rows or the same B columns. Here two CTAs of a thread block cluster
-// (sm_90) take two neighbouring tiles that share an operand, and each loads half of the shared
-// tile once, multicast into both CTAs' shared memory (cp.async.bulk.tensor ... .multicast::cluster).
+// Chapters 06-09 read every A and B tile through L2 once per CTA that needs it, although the CTAs
+// on either side of a tile read the same A rows or the same B columns (chapter 09's grouped order
+// makes them run at the same time). Here two CTAs of a thread block cluster (sm_90) take two
+// neighbouring tiles that share an operand, and each loads half of the shared tile once,
+// multicast into both CTAs' shared memory (cp.async.bulk.tensor ... .multicast::cluster).
 // Multicast on B: the two tiles are vertically adjacent (same n-block); on A: horizontally
-// adjacent (same m-block). The L2 then serves half as many bytes of that operand.
+// adjacent (same m-block). The L2 then serves half as many bytes of that operand. The tile is
+// chapter 09's (choose_tile); which operand is shared is multicast_for's choice (cluster.hpp).
 //
 // What that takes:
 // - a stage of one CTA is now written by both CTAs' producers, so it may be refilled only when
@@ -18,15 +19,8 @@
 // - no CTA may see a barrier its partner has not initialised yet, nor leave while its partner may
 //   still arrive on its barriers: a cluster-wide barrier after the initialisation and another at
 //   the very end, which every thread of both CTAs reaches.
-//
-// The configuration (config.hpp, host-tested): BLOCK_M 64 or 128, BLOCK_N from 16 to 160 by the
-// waves of tiles over the SMs, multicast on A, on B or off by shape, the stages by the shared-memory
-// budget; one compiled kernel per choice the heuristic can make (kVariants). With BLOCK_M = 64 the
-// CTA has one math warpgroup and 256 threads, and needs no setmaxnreg: 65536 / 256 registers each
-// is already more than the math warpgroup uses.
 #include <cstdlib>
 #include <string>
-#include <utility>
 
 #include "chapters/04_swizzle_128b/swizzle.hpp"
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
@@ -34,7 +28,7 @@
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
 #include "chapters/08_stmatrix_epilogue/epilogue_layout.hpp"
 #include "chapters/09_persistent_scheduler/scheduler.hpp"
-#include "chapters/10_tma_multicast/config.hpp"
+#include "chapters/10_tma_multicast/cluster.hpp"
 #include "chapters/registry.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
@@ -54,46 +48,47 @@ namespace ch10 {
 using namespace ch07;  // scale_blocks.hpp
 using ch06::row_half;
 using ch06::scale_a_view;
+using ch06::subtiles;
 using ch08::d_store_view;  // epilogue_layout.hpp
 using ch08::stmatrix_address_offset;
 using ch08::swizzle_span_for;
 using ch09::persistent_grid;  // scheduler.hpp
+using ch09::TileCoord;
 
 using ch05::PipelineState;
+using ch05::stages_for_budget;
 
 using ch04::kStrideByteOffset;
 using ch04::kSwizzleAtomBytes;
 using ch04::kSwizzleBytes;
 using ch04::swizzled_view;
 
+// BLOCK_M, 128 or 256, is a template parameter: two math warpgroups of one or two 64-row sub-tiles.
 constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
 constexpr int WGMMA_K = 32;
+constexpr int kNumMathWarpgroups = 2;
+constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
 static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
 static_assert(BLOCK_K == gemm::kScaleBlock,
               "one K block is one scale block: promote once per block");
-static_assert(BLOCK_K == ch10::kBlockK, "config.hpp's shared-memory arithmetic assumes it");
+// The tile widths the launch chooses from at 128 rows: kBlockNChoices (scale_blocks.hpp).
 
 // Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
 // every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
-// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536. (BLOCK_M = 64: 256 threads, capped
-// at 255, no exchange.)
+// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536.
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
 
 // Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
-// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin), at
-// most kMaxStages (config.hpp: stages_for, smem_bytes). What depends on the tile, per choice.
+// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+// What depends on the tile, per choice: 5 stages at 128 rows (33,296, 35,344 and 37,392 bytes
+// each at BLOCK_N = 128, 144, 160, beside a D tile of 32, 36 and 40 KB), 3 at 256 x 128 (50,192,
+// beside 64 KB).
+constexpr uint32_t kSmemBudget = 227 * 1024;
 template <int BLOCK_M, int BLOCK_N>
 struct TileConfig {
-  static constexpr int kNumMathWarpgroups = BLOCK_M == 64 ? 1 : 2;  // one per 64 rows, at most 2
-  static constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
-  // BLOCK_M = 256: each math warpgroup computes two 64-row sub-tiles, one after the other, into the
-  // same acc registers and two sets of final_acc (DeepGEMM's "accumulator reuse"): rows w * 64 and
-  // w * 64 + 128 for warpgroup w. 128 + 64 registers at BLOCK_N = 128, where four warpgroups of
-  // one sub-tile each would need 4 x 128 math threads and leave too few registers for any.
-  static constexpr int kSubtiles = BLOCK_M / (64 * kNumMathWarpgroups);
-  static constexpr int kSubtileRows = 64 * kNumMathWarpgroups;  // from one sub-tile to the next
-  static constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
+  static constexpr int kSubtiles = subtiles(BLOCK_M);  // 64-row sub-tiles per math warpgroup
   static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
   static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
   static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
@@ -103,24 +98,17 @@ struct TileConfig {
   static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N);  // bytes per panel row
   static constexpr int kPanelColumns = int(kSpan) / 2;
   static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
-  static constexpr int kNumStages = stages_for(BLOCK_M, BLOCK_N);
-  static constexpr uint32_t kSmemBytes = smem_bytes(BLOCK_M, BLOCK_N);
-  static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256,
-                "one or two math warpgroups of 64 rows, or two of two 64-row sub-tiles");
-  static_assert(BLOCK_M <= 256, "a TMA box has at most 256 rows (the A tile, the A scales)");
-  static_assert(kStageBytes == stage_bytes(BLOCK_M, BLOCK_N) &&
-                    kTileBytesD == d_tile_bytes(BLOCK_M, BLOCK_N),
-                "the kernel's layout is config.hpp's arithmetic");
-  static_assert(BLOCK_N % 16 == 0, "stmatrix stores two 8-column groups at a time");
+  static constexpr int kNumStages = stages_for_budget(kSmemBudget, kStageBytes, kTileBytesD, 8);
+  static constexpr uint32_t kSmemBytes = kNumStages * kStageBytes + kTileBytesD;
+  static_assert(BLOCK_M == 128 || BLOCK_M == 256, "two math warpgroups of one or two sub-tiles");
+  // A math thread holds acc (BLOCK_N / 2 floats) and kSubtiles sets of final_acc (BLOCK_N / 2
+  // each) in its 232 registers: 64 + 2 * 64 at 256 x 128; 80 + 2 * 80 at 256 x 160 would not fit.
+  static_assert(BLOCK_M == 128 || BLOCK_N == 128, "at 256 rows only BLOCK_N = 128 fits");
   static_assert(BLOCK_N % kPanelColumns == 0, "the tile must be whole panels");
   static_assert(kTileBytesD % kSwizzleAtomBytes == 0, "the stages after it stay 1024-byte aligned");
   static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
   static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
                 "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
-  // Multicast loads half of a tile per CTA, at half the tile's rows: each half must start on a
-  // 1024-byte swizzle atom (8 rows of 128 bytes), so that both halves see the same pattern.
-  static_assert((BLOCK_M / 2) % 8 == 0 && (BLOCK_N / 2) % 8 == 0,
-                "a half tile must be whole 8-row swizzle atoms");
   static_assert(touches_at_most_two_scale_blocks(BLOCK_N),
                 "a tile may touch at most two B scale blocks: BLOCK_N <= 128 + gcd(BLOCK_N, 128)");
 };
@@ -133,19 +121,16 @@ __device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
 
 // kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast, bool kTrace>
-__global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
+__global__ void __launch_bounds__(kNumThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b,
                 const __grid_constant__ CUtensorMap tensor_map_sa,
                 const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group) {
   using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
   using Tile = TileConfig<BLOCK_M, BLOCK_N>;
-  constexpr int kNumMathWarpgroups = Tile::kNumMathWarpgroups;
-  constexpr int kNumMathThreads = Tile::kNumMathThreads;
   constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
   constexpr uint32_t kTileBytesB = Tile::kTileBytesB;
-  constexpr int kNumStages = Tile::kNumStages;
-  constexpr int kSubtiles = Tile::kSubtiles, kSubtileRows = Tile::kSubtileRows;
+  constexpr int kNumStages = Tile::kNumStages, kSubtiles = Tile::kSubtiles;
   // The cluster: 2 CTAs sharing one operand tile, or 1 (no multicast).
   constexpr int kClusterSize = kMulticast == Multicast::None ? 1 : 2;
   // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
@@ -163,7 +148,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   const auto [M, N, K] = args.shape;
   // The tiles this CTA computes. The scheduler walks the grid of pairs of tiles (of tiles, without
   // multicast): cluster c takes pairs c, c + clusters, ... < pairs, and the CTA of rank r in the
-  // cluster the r-th tile of each pair (cta_tile, config.hpp). The launch pairs the tiles exactly
+  // cluster the r-th tile of each pair (cta_tile, cluster.hpp). The launch pairs the tiles exactly
   // (tiles_m even for multicast on B, tiles_n even on A), so both CTAs always have a tile.
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int pairs_m = kMulticast == Multicast::B ? tiles_m / 2 : tiles_m;
@@ -207,7 +192,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // ---- Producer warpgroup ----
     // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
     // warps give their registers back to the CTA's pool; three of them then wait for the end.
-    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_dec<kProducerRegisters>();
+    ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
       // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
       // the stages that tile i's last K blocks free, while the math warpgroups run tile i's
@@ -256,7 +241,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // ---- Math warpgroups ----
     // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
     // exchange must balance, or this waits forever.
-    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_inc<kMathRegisters>();
+    ptx::setmaxnreg_inc<kMathRegisters>();
 
     // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
     // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
@@ -264,7 +249,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     float final_acc[kSubtiles * Wgmma::kAccumulators];
 
     // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
-    // and 1; sub-tile i is kSubtileRows * i rows further down).
+    // and 1; sub-tile i is 128 * i rows further down).
     const int t = threadIdx.x % ptx::kWarpgroupSize;
     const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
     const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
@@ -292,11 +277,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
       // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
       // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
-      // Sub-tile i starts at row m0 + warpgroup * 64 + kSubtileRows * i: the first live_subtiles of
-      // them have rows before M. (One count, computed once: a flag per sub-tile made the compiler
-      // re-evaluate 64-bit comparisons in every iteration.)
+      // Sub-tile i starts at row m0 + warpgroup * 64 + 128 * i: the first live_subtiles of them have
+      // rows before M. (One count, computed once: a flag per sub-tile made the compiler re-evaluate
+      // 64-bit comparisons in every iteration.)
       const int64_t rows_left = M - (m0 + warpgroup * 64);
-      const int64_t live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
+      const int64_t live = rows_left <= 0 ? 0 : (rows_left + 127) / 128;
       const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
 
       // The K loop, once per value num_former_iters can take for this BLOCK_N.
@@ -322,10 +307,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
                          stage_b = state.stage * (kTileBytesB / 16);
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
-            scale_lo[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b;
-            scale_hi[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b;
-            scale_lo_2[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b_2;
-            scale_hi_2[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b_2;
+            scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
+            scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
+            scale_lo_2[sub] = scale_a[row_lo + sub * 128] * scale_b_2;
+            scale_hi_2[sub] = scale_a[row_hi + sub * 128] * scale_b_2;
           }
 
 #pragma unroll
@@ -355,9 +340,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
               // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
               // the hardware applies the XOR to the final addresses, row by row. Along M this
-              // sub-tile's 64 rows start (warpgroup * 64 + sub * kSubtileRows) * 128 bytes down.
-              const uint64_t desc_a = ptx::advance(
-                  desc_a0, stage_a + (sub * kSubtileRows * kSwizzleBytes + kk * WGMMA_K) / 16);
+              // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
+              const uint64_t desc_a =
+                  ptx::advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
               const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
               Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
             }
@@ -443,7 +428,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
 }
 
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast>
-void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
+void launch_tile(const gemm::GemmArgs& args, const Clusters& c, cudaStream_t stream) {
   using Tile = TileConfig<BLOCK_M, BLOCK_N>;
   const auto [M, N, K] = args.shape;
   // With multicast each CTA copies half of the shared tile: the box is half as many rows.
@@ -455,11 +440,11 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
   const CUtensorMap map_d = gemm::make_tensor_map(d_store_view(args.shape, Tile::kSpan), args.d);
   auto* kernel = args.trace ? gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, true>
                             : gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, false>;
-  gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream,
+  gemm::LaunchConfig launch{dim3(c.grid), kNumThreads, Tile::kSmemBytes, stream,
                             unsigned(c.cluster_size)};
-  // The configuration assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC
-  // with an odd number of free SMs), launch only those: a persistent cluster that waited for a
-  // free pair of SMs would start its tiles when the others are done with theirs.
+  // The plan assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC with an odd
+  // number of free SMs), launch only those: a persistent cluster that waited for a free pair of
+  // SMs would start its tiles when the others are done with theirs.
   if (c.cluster_size > 1) {
     const int fit = gemm::max_active_clusters("chapter 10", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
@@ -468,20 +453,30 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
                ch09::group_from_environment(c.group, "chapter 10"));
 }
 
-// Launches the variant the configuration names: one comparison per compiled variant.
-template <size_t... I>
-void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream,
-                   std::index_sequence<I...>) {
-  const bool launched =
-      ((c.variant == kVariants[I]
-            ? (launch_tile<kVariants[I].block_m, kVariants[I].block_n, kVariants[I].multicast>(
-                   args, c, stream),
-               true)
-            : false) ||
-       ...);
-  if (!launched)
-    throw gemm::UnsupportedError("chapter 10: no kernel compiled for the configuration (" +
-                                 describe(args.shape, c) + ")");
+template <int BLOCK_M, int BLOCK_N>
+void launch_multicast(const gemm::GemmArgs& args, const Clusters& c, cudaStream_t stream) {
+  switch (c.multicast) {
+    case Multicast::A:
+      return launch_tile<BLOCK_M, BLOCK_N, Multicast::A>(args, c, stream);
+    case Multicast::B:
+      return launch_tile<BLOCK_M, BLOCK_N, Multicast::B>(args, c, stream);
+    default:
+      return launch_tile<BLOCK_M, BLOCK_N, Multicast::None>(args, c, stream);
+  }
+}
+
+// Chapter 09's tile (choose_tile), and the multicast: multicast_for's choice, or `multicast`
+// ("off", "A", "B"; nullptr or "" for the choice). UnsupportedError, before anything launches,
+// for a multicast the tiles cannot pair for or a bad text.
+Clusters plan(const gemm::Shape& s, const char* multicast, int num_sms, TileChoice* tile_out) {
+  const TileChoice tile = choose_tile(s, num_sms);
+  const int tiles_m = int((s.m + tile.block_m - 1) / tile.block_m);
+  const int tiles_n = int((s.n + tile.block_n - 1) / tile.block_n);
+  const Multicast m = multicast_override(
+      multicast, multicast_for(tiles_m, tiles_n, tile.block_m, tile.block_n, num_sms), "chapter 10",
+      "CH10_MULTICAST");
+  if (tile_out) *tile_out = tile;
+  return plan_clusters(s, tile.block_m, tile.block_n, m, num_sms, "chapter 10");
 }
 
 void check(const gemm::GemmArgs& args) {
@@ -495,62 +490,72 @@ void check(const gemm::GemmArgs& args) {
                                .align_d = 16});
 }
 
-// The heuristic's configuration with its two overrides (config.hpp): `block_m` as CH10_BLOCK_M
-// ("64", "128", "256") and `multicast` as CH10_MULTICAST ("off", "A", "B"); nullptr or "" leaves
-// the heuristic's choice. UnsupportedError where the tiles do not pair up for the multicast.
-Config configure(const gemm::Shape& s, const char* block_m, const char* multicast, int num_sms) {
-  const Config chosen = apply_block_m_override(s, choose_config(s, num_sms), block_m, num_sms);
-  return apply_multicast_override(s, chosen, multicast, num_sms);
+void launch_plan(const gemm::GemmArgs& args, TileChoice tile, const Clusters& c,
+                 cudaStream_t stream) {
+  if (tile.block_m == 256) return launch_multicast<256, 128>(args, c, stream);
+  switch (tile.block_n) {
+    case 128:
+      return launch_multicast<128, 128>(args, c, stream);
+    case 144:
+      return launch_multicast<128, 144>(args, c, stream);
+    default:
+      return launch_multicast<128, 160>(args, c, stream);
+  }
 }
 
-void gemm_with(const gemm::GemmArgs& args, const char* block_m, const char* multicast,
-               cudaStream_t stream) {
+void gemm_with(const gemm::GemmArgs& args, const char* multicast, cudaStream_t stream) {
   check(args);
-  const int num_sms = gemm::multiprocessor_count();
-  const Config c = configure(args.shape, block_m, multicast, num_sms);
-  launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+  TileChoice tile;
+  const Clusters c = plan(args.shape, multicast, gemm::multiprocessor_count(), &tile);
+  launch_plan(args, tile, c, stream);
 }
 
+// For the tests: a given tile of chapter 09's four (256 x 128, 128 x 128, 144, 160) and multicast
+// instead of the chapter's choice (UnsupportedError where the tiles do not pair up, or for
+// another tile).
+void gemm_variant(const gemm::GemmArgs& args, int block_m, int block_n, Multicast m,
+                  cudaStream_t stream) {
+  check(args);
+  const bool compiled = (block_m == 256 && block_n == 128) ||
+                        (block_m == 128 && (block_n == 128 || block_n == 144 || block_n == 160));
+  if (!compiled)
+    throw gemm::UnsupportedError("chapter 10: no kernel compiled for a " + std::to_string(block_m) +
+                                 " x " + std::to_string(block_n) + " tile");
+  const Clusters c =
+      plan_clusters(args.shape, block_m, block_n, m, gemm::multiprocessor_count(), "chapter 10");
+  launch_plan(args, {block_m, block_n}, c, stream);
+}
+
+// The chapter: multicast_for's choice, unless CH10_MULTICAST ("off", "A", "B") overrides it.
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, std::getenv("CH10_BLOCK_M"), std::getenv("CH10_MULTICAST"), stream);
+  gemm_with(args, std::getenv("CH10_MULTICAST"), stream);
 }
 
-// For the tests: the given variant instead of the heuristic's choice (UnsupportedError where its
-// multicast does not suit the shape).
-void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
-  check(args);
-  const Config c = make_config(args.shape, v, gemm::multiprocessor_count());
-  launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
-}
-
-// The benchmark's ablation entries (registry.cu): one override each, the other choices the
-// heuristic's.
+// The README's ablations: the multicast forced (off is chapter 09's kernel with a cluster of one).
 void gemm_multicast_off(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, nullptr, "off", stream);
+  gemm_with(args, "off", stream);
 }
 void gemm_multicast_a(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, nullptr, "A", stream);
+  gemm_with(args, "A", stream);
 }
 void gemm_multicast_b(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, nullptr, "B", stream);
-}
-void gemm_block_m_64(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "64", nullptr, stream);
-}
-void gemm_block_m_256(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "256", nullptr, stream);
-}
-void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "128", nullptr, stream);
+  gemm_with(args, "B", stream);
 }
 
 // For the binary's --print-config and its header line.
 std::string describe_config(const gemm::Shape& s) {
-  const int num_sms = gemm::multiprocessor_count_or(ch09::kH100Sms);
-  Config c = configure(s, std::getenv("CH10_BLOCK_M"), std::getenv("CH10_MULTICAST"), num_sms);
-  c.group = ch09::group_from_environment(c.group, "chapter 10");  // as the launch takes it
-  return describe(s, c) +
-         (num_sms == ch09::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
+  const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
+  TileChoice tile;
+  const Clusters c = plan(s, std::getenv("CH10_MULTICAST"), num_sms, &tile);
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "shape %s: chapter 09's tile %d x %d, multicast %s (cluster of %d), %d x %d tiles, "
+                "scheduler over %d x %d %s, group %d, %d CTAs%s",
+                s.str().c_str(), tile.block_m, tile.block_n, name(c.multicast), c.cluster_size,
+                c.tiles_m, c.tiles_n, c.pairs_m, c.pairs_n, c.cluster_size == 1 ? "tiles" : "pairs",
+                ch09::group_from_environment(c.group, "chapter 10"), c.grid,
+                num_sms == kH100Sms ? "" : (" (" + std::to_string(num_sms) + " SMs)").c_str());
+  return buf;
 }
 
 }  // namespace ch10

@@ -1,6 +1,6 @@
-// Chapter 10's binary: the chapter runner, plus --print-config (the configuration the heuristic
-// chooses for the shape; no GPU needed), also printed at the top of every run, and --draw DIR for
-// the picture of the clusters' walk.
+// Chapter 10's binary: the chapter runner, plus --print-config (the tile and the multicast chosen
+// for the shape; no GPU needed), also printed at the top of every run, and --draw DIR for the
+// picture of the clusters' walk.
 #include <cstdio>
 #include <string>
 

@@ -1,6 +1,6 @@
-// Chapter 10's host-checkable arithmetic: which kernel a shape gets (the configuration heuristic)
-// and which tile each CTA of a 2-CTA cluster computes. Plain C++ (tests/host_chapter10.cpp);
-// kernel.cu instantiates exactly the variants listed in kVariants and calls cta_tile.
+// Chapter 11's host-checkable arithmetic: which kernel a shape gets (the configuration heuristic).
+// Plain C++ (tests/host_chapter11.cpp); kernel.cu instantiates exactly the variants listed in
+// kVariants, and its CTAs find their tiles with chapter 10's cta_tile (cluster.hpp).
 //
 // The heuristic, in order (every step is a function below, tested on DeepGEMM's 18 shapes):
 //
@@ -11,23 +11,18 @@
 //    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
 //    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
 //    tiles, 2112 / 16 = 132 tiles, one wave each.
-// 3. Multicast: a 2-CTA cluster shares one operand tile. On B, the two CTAs take vertically
-//    adjacent tiles (the same n-block, m-blocks 2i and 2i + 1) and each loads half of the B tile
-//    for both; on A, horizontally adjacent tiles (n-blocks 2j and 2j + 1) and each loads half of
-//    the A tile for both. Legal when the tiles pair up exactly (tiles_m even for B, tiles_n even
-//    for A), so that no CTA of a cluster is left without a partner tile, and when at least two SMs
-//    exist. When both are legal, the operand with the larger tile: it saves more bytes per K
-//    block (BLOCK_N vs BLOCK_M rows of 128 bytes, each CTA loading half). Otherwise off.
+// 3. Multicast: off (kMulticast). Chapter 10's 2-CTA clusters halve the L2 bytes of one operand,
+//    and on the H100 they measured slower than no cluster on each of the 18 benchmark shapes, at
+//    every tile this heuristic chooses (README, "What multicast is worth here"): the L2 feeds these
+//    persistent, grouped tiles faster than the math consumes them, and the pair of CTAs waits on
+//    the slower of the two at every stage. The override below still reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
-//    the group from ch09::pick_group, windows of as many pairs as run at once.
+//    the group from ch09::pick_group, windows of as many pairs as run at once (ch10::plan_clusters).
 //
 // Two overrides from the environment, for measuring the alternatives on one shape (the progression
-// benchmark's ablations force them too): CH10_BLOCK_M (64, 128 or 256) replaces step 1, and steps
-// 2 and 3 follow for that BLOCK_M; CH10_MULTICAST (off, A or B) replaces step 3. BLOCK_M = 256 is
-// DeepGEMM's tile at M = 4096, two 64-row sub-tiles per math warpgroup (kernel.cu); BLOCK_M = 64 at
-// M = 128 is DeepGEMM's choice there too. The heuristic itself takes neither until a measurement
-// says it should.
+// benchmark's ablations force them too): CH11_BLOCK_M (64, 128 or 256) replaces step 1, and steps
+// 2 and 3 follow for that BLOCK_M; CH11_MULTICAST (off, A or B) replaces step 3.
 #pragma once
 
 #include <cstdint>
@@ -38,19 +33,16 @@
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
 #include "chapters/09_persistent_scheduler/scheduler.hpp"
+#include "chapters/10_tma_multicast/cluster.hpp"
 #include "common/check.hpp"
 #include "common/host_device.hpp"
 #include "common/problem.hpp"
 
-namespace ch10 {
+namespace ch11 {
 
 using ch09::TileCoord;
-
-enum class Multicast : int { None, A, B };
-
-inline const char* name(Multicast m) {
-  return m == Multicast::A ? "A" : m == Multicast::B ? "B" : "off";
-}
+using ch10::Multicast;
+using ch10::name;
 
 inline constexpr int kBlockK = 128;
 inline constexpr const auto& kBlockNChoices = ch07::kOfferedBlockN;  // 16 to 160
@@ -81,7 +73,7 @@ GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n) {
 // One compiled kernel per (BLOCK_M, BLOCK_N, multicast) the heuristic can return, with or without
 // its overrides, and no other: tests/host_chapter10.cpp checks both ways (every choice over a
 // sweep of shapes and overrides is listed; every listed variant is chosen by some shape). Multicast
-// on B at BLOCK_M = 64 only comes with CH10_BLOCK_M = 64 (the heuristic's M <= 64 is one row of
+// on B at BLOCK_M = 64 only comes with CH11_BLOCK_M = 64 (the heuristic's M <= 64 is one row of
 // tiles), and BLOCK_M = 256 at BLOCK_N 96 or 128 only.
 struct Variant {
   int block_m, block_n;
@@ -91,18 +83,18 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
   return x.block_m == y.block_m && x.block_n == y.block_n && x.multicast == y.multicast;
 }
 
-#define CH10_VARIANTS_FOR(bm, bn)                                            \
+#define CH11_VARIANTS_FOR(bm, bn)                                            \
   Variant{bm, bn, Multicast::None}, Variant{bm, bn, Multicast::A}, Variant { \
     bm, bn, Multicast::B                                                     \
   }
-#define CH10_VARIANTS_FOR_N(bn) CH10_VARIANTS_FOR(64, bn), CH10_VARIANTS_FOR(128, bn)
-inline constexpr Variant kVariants[] = {CH10_VARIANTS_FOR_N(16),    CH10_VARIANTS_FOR_N(32),
-                                        CH10_VARIANTS_FOR_N(64),    CH10_VARIANTS_FOR_N(96),
-                                        CH10_VARIANTS_FOR_N(112),   CH10_VARIANTS_FOR_N(128),
-                                        CH10_VARIANTS_FOR_N(144),   CH10_VARIANTS_FOR_N(160),
-                                        CH10_VARIANTS_FOR(256, 96), CH10_VARIANTS_FOR(256, 128)};
-#undef CH10_VARIANTS_FOR_N
-#undef CH10_VARIANTS_FOR
+#define CH11_VARIANTS_FOR_N(bn) CH11_VARIANTS_FOR(64, bn), CH11_VARIANTS_FOR(128, bn)
+inline constexpr Variant kVariants[] = {CH11_VARIANTS_FOR_N(16),    CH11_VARIANTS_FOR_N(32),
+                                        CH11_VARIANTS_FOR_N(64),    CH11_VARIANTS_FOR_N(96),
+                                        CH11_VARIANTS_FOR_N(112),   CH11_VARIANTS_FOR_N(128),
+                                        CH11_VARIANTS_FOR_N(144),   CH11_VARIANTS_FOR_N(160),
+                                        CH11_VARIANTS_FOR(256, 96), CH11_VARIANTS_FOR(256, 128)};
+#undef CH11_VARIANTS_FOR_N
+#undef CH11_VARIANTS_FOR
 inline constexpr int kNumVariants = int(sizeof(kVariants) / sizeof(kVariants[0]));
 
 // --- The heuristic ------------------------------------------------------------------------------
@@ -143,52 +135,36 @@ constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   return wide > tall + ch07::kTallTileMargin ? 128 : 256;
 }
 
-constexpr Multicast multicast_for(int tiles_m, int tiles_n, int block_m, int block_n,
-                                  int num_sms = ch09::kH100Sms) {
-  if (num_sms < 2) return Multicast::None;  // no room for a cluster of two
-  const bool on_b = tiles_m % 2 == 0, on_a = tiles_n % 2 == 0;
-  if (on_a && on_b) return block_n >= block_m ? Multicast::B : Multicast::A;
-  return on_b ? Multicast::B : on_a ? Multicast::A : Multicast::None;
-}
+// Step 3: no cluster (see the top of this file; the override reaches chapter 10's multicast).
+inline constexpr Multicast kMulticast = Multicast::None;
 
-// The rest of the configuration, for a given variant: stages, grid, the scheduler's grid of pairs
-// and its group. Host only: pick_group walks the tiles (ch09::cached_group remembers its
-// answers). Throws UnsupportedError for a multicast the shape's tiles do not pair up for.
+// The rest of the configuration, for a given variant: stages, and chapter 10's clusters (the
+// scheduler's grid of pairs, its group, the grid). Host only. Throws UnsupportedError for a
+// multicast the shape's tiles do not pair up for.
 inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::kH100Sms) {
   Config c;
   c.variant = v;
-  c.tiles_m = int((s.m + v.block_m - 1) / v.block_m);
-  c.tiles_n = int((s.n + v.block_n - 1) / v.block_n);
-  if ((v.multicast == Multicast::B && c.tiles_m % 2 != 0) ||
-      (v.multicast == Multicast::A && c.tiles_n % 2 != 0) ||
-      (v.multicast != Multicast::None && num_sms < 2))
-    throw gemm::UnsupportedError(std::string("chapter 10: multicast on ") + name(v.multicast) +
-                                 " needs the tiles to pair up (" + std::to_string(c.tiles_m) +
-                                 " x " + std::to_string(c.tiles_n) + " tiles of " + s.str() + ")");
+  const ch10::Clusters k =
+      ch10::plan_clusters(s, v.block_m, v.block_n, v.multicast, num_sms, "chapter 11");
+  c.tiles_m = k.tiles_m;
+  c.tiles_n = k.tiles_n;
   c.stages = stages_for(v.block_m, v.block_n);
   c.smem_bytes = smem_bytes(v.block_m, v.block_n);
   const ch07::WaveInfo w = ch07::waves(s, v.block_m, v.block_n, num_sms);
   c.waves = w.waves;
   c.efficiency = w.efficiency;
-  c.cluster_size = v.multicast == Multicast::None ? 1 : 2;
-  c.pairs_m = v.multicast == Multicast::B ? c.tiles_m / 2 : c.tiles_m;
-  c.pairs_n = v.multicast == Multicast::A ? c.tiles_n / 2 : c.tiles_n;
-  const int running = num_sms / c.cluster_size;  // clusters at once, if every one fits
-  c.group =
-      ch09::cached_group(c.pairs_m, c.pairs_n, v.block_m * (v.multicast == Multicast::B ? 2 : 1),
-                         v.block_n * (v.multicast == Multicast::A ? 2 : 1), running);
-  c.clusters = ch09::persistent_grid(c.pairs_m * c.pairs_n, running);
-  c.grid = c.clusters * c.cluster_size;
+  c.cluster_size = k.cluster_size;
+  c.pairs_m = k.pairs_m;
+  c.pairs_n = k.pairs_n;
+  c.group = k.group;
+  c.clusters = k.clusters;
+  c.grid = k.grid;
   return c;
 }
 
 // Steps 2 and 3 for a given BLOCK_M, then make_config.
 inline Config config_for_block_m(const gemm::Shape& s, int block_m, int num_sms) {
-  const int block_n = block_n_for(s, block_m, num_sms);
-  const int tiles_m = int((s.m + block_m - 1) / block_m);
-  const int tiles_n = int((s.n + block_n - 1) / block_n);
-  return make_config(
-      s, {block_m, block_n, multicast_for(tiles_m, tiles_n, block_m, block_n, num_sms)}, num_sms);
+  return make_config(s, {block_m, block_n_for(s, block_m, num_sms), kMulticast}, num_sms);
 }
 
 // The heuristic: steps 1 to 3 choose the variant, make_config the rest.
@@ -196,7 +172,7 @@ inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms) 
   return config_for_block_m(s, block_m_for(s, num_sms), num_sms);
 }
 
-// CH10_BLOCK_M, the environment's override of step 1: "64", "128" or "256"; nullptr or "" leaves
+// CH11_BLOCK_M, the environment's override of step 1: "64", "128" or "256"; nullptr or "" leaves
 // the heuristic's choice. Steps 2 and 3 are then taken for that BLOCK_M. Anything else is refused
 // with a sentence.
 inline Config apply_block_m_override(const gemm::Shape& s, const Config& chosen, const char* text,
@@ -204,42 +180,20 @@ inline Config apply_block_m_override(const gemm::Shape& s, const Config& chosen,
   if (text == nullptr || *text == '\0') return chosen;
   const std::string value = text;
   if (value != "64" && value != "128" && value != "256")
-    throw gemm::UnsupportedError("chapter 10: CH10_BLOCK_M must be 64, 128 or 256 (got \"" + value +
+    throw gemm::UnsupportedError("chapter 11: CH11_BLOCK_M must be 64, 128 or 256 (got \"" + value +
                                  "\")");
   return config_for_block_m(s, std::stoi(value), num_sms);
 }
 
-// CH10_MULTICAST, the environment's override of step 3 (for measuring what multicast is worth on
+// CH11_MULTICAST, the environment's override of step 3 (for measuring what multicast is worth on
 // one shape): "off", "A" or "B"; nullptr or "" leaves the heuristic's choice. Anything else, and a
 // multicast the shape's tiles cannot pair for (make_config), is refused with a sentence.
 inline Config apply_multicast_override(const gemm::Shape& s, const Config& chosen, const char* text,
                                        int num_sms = ch09::kH100Sms) {
   if (text == nullptr || *text == '\0') return chosen;
-  const std::string value = text;
-  Multicast m;
-  if (value == "off")
-    m = Multicast::None;
-  else if (value == "A")
-    m = Multicast::A;
-  else if (value == "B")
-    m = Multicast::B;
-  else
-    throw gemm::UnsupportedError("chapter 10: CH10_MULTICAST must be off, A or B (got \"" + value +
-                                 "\")");
+  const Multicast m =
+      ch10::multicast_override(text, chosen.variant.multicast, "chapter 11", "CH11_MULTICAST");
   return make_config(s, {chosen.variant.block_m, chosen.variant.block_n, m}, num_sms);
-}
-
-// --- Which tile a CTA computes ------------------------------------------------------------------
-//
-// The scheduler walks the grid of pairs (pairs_m x pairs_n) in ch09's grouped order; pair p of
-// the cluster's walk is tile_at(p, ...), and the CTA of rank r in the cluster takes the tile at
-// offset r along the multicast direction. Without multicast a "pair" is one tile and r = 0.
-GEMM_HOST_DEVICE constexpr TileCoord cta_tile(int pair_index, int rank, int pairs_m, int pairs_n,
-                                              int group, Multicast multicast) {
-  const TileCoord p = ch09::tile_at(pair_index, pairs_m, pairs_n, group);
-  if (multicast == Multicast::B) return {2 * p.m_block + rank, p.n_block};
-  if (multicast == Multicast::A) return {p.m_block, 2 * p.n_block + rank};
-  return p;
 }
 
 // One line per field, for --print-config.
@@ -256,4 +210,4 @@ inline std::string describe(const gemm::Shape& s, const Config& c) {
   return buf;
 }
 
-}  // namespace ch10
+}  // namespace ch11
