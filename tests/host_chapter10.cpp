@@ -165,4 +165,30 @@ TEST(Chapter10, DrawsTheClusters) {
   ch10::draw_clusters(path, {4097, 7176, 256});
 }
 
+// The protocol's picture: the schedule it draws (protocol.hpp's model, one fixed interleaving)
+// runs to the end without breaking a rule, every agent reaches the cluster barrier, and a
+// partner's half lands before the local expect_tx (the tx-count below zero), which the picture
+// points out; then the picture itself.
+TEST(Chapter10, DrawsTheProtocol) {
+  ch10::protocol::Sim sim = ch10::protocol_sim();
+  ASSERT_EQ(sim.run_cta0_first(), "");
+  ASSERT_FALSE(sim.events.empty());
+  EXPECT_EQ(sim.events.back().kind, ch10::protocol::Event::kClusterBarrier);
+  int walks_done = 0, early_halves = 0;
+  for (const ch10::protocol::Event& e : sim.events) {
+    walks_done += e.kind == ch10::protocol::Event::kWalkDone;
+    early_halves += e.kind == ch10::protocol::Event::kCopyLanded && e.cta != e.target && e.tx < 0;
+  }
+  EXPECT_EQ(walks_done, 2 * (1 + sim.warps));  // both producers, every math warp
+  EXPECT_GT(early_halves, 0);
+  const std::string path = testing::TempDir() + "/protocol_test.svg";
+  ch10::draw_protocol(path);
+  const std::string text = gemm::testing::read_text(path);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 7), "</svg>\n");
+  EXPECT_NE(text.find("cross-CTA barrier protocol: who arrives where, and when a stage is free"),
+            std::string::npos);
+  EXPECT_NE(text.find("drawn from ch10::protocol's simulation"), std::string::npos);
+}
+
 }  // namespace

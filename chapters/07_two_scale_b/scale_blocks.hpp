@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <utility>  // std::integer_sequence, for the compile-time dispatch
 
 #include "common/host_device.hpp"
@@ -31,9 +32,10 @@
 
 namespace ch07 {
 
-inline constexpr int kScaleBlockN = 128;  // N extent of one B scale (gemm::kScaleBlock)
-inline constexpr int kColumnGroup = 8;    // columns per group of 4 accumulators in the fragment
-static_assert(kScaleBlockN == gemm::kScaleBlock);
+// N extent of one B scale: gemm::kScaleBlock, under a name that says which extent this file's
+// arithmetic is about (the columns of a tile against the scale blocks of B).
+inline constexpr int kScaleBlockN = gemm::kScaleBlock;
+inline constexpr int kColumnGroup = 8;  // columns per group of 4 accumulators in the fragment
 
 GEMM_HOST_DEVICE constexpr int gcd(int a, int b) {
   while (b != 0) {
@@ -136,11 +138,23 @@ GEMM_HOST_DEVICE bool dispatch_num_former_iters(int value, F& f, std::integer_se
 //   ch07::dispatch_num_former_iters<BLOCK_N>(ch07::num_former_iters(n0, BLOCK_N), [&](auto v) {
 //     promote<decltype(v)::value>(...);
 //   });
-// Returns false (and calls nothing) for a value that no tile of this block_n produces.
+// Returns false (and calls nothing) for a value that no tile of this block_n produces. That cannot
+// happen for num_former_iters(n0, kBlockN) (num_former_iters_values enumerates every value it takes;
+// tests/host_chapter07.cpp checks it), and the kernels do not look at the result; but if it ever
+// did on the GPU, the math warpgroups would skip a tile's K loop while the producer fills its
+// stages, and the kernel would hang. So on the device it stops the kernel with a message instead.
 template <int kBlockN, typename F>
 GEMM_HOST_DEVICE bool dispatch_num_former_iters(int value, F&& f) {
-  return detail::dispatch_num_former_iters<kBlockN>(
+  const bool found = detail::dispatch_num_former_iters<kBlockN>(
       value, f, std::make_integer_sequence<int, num_former_iters_values(kBlockN).count>{});
+#ifdef __CUDA_ARCH__
+  if (!found) {
+    printf("dispatch_num_former_iters<%d>: no K loop compiled for num_former_iters = %d\n", kBlockN,
+           value);
+    __trap();
+  }
+#endif
+  return found;
 }
 
 // --- The BLOCK_N values the chapter offers ------------------------------------------------------
@@ -192,12 +206,18 @@ constexpr WaveInfo waves(const gemm::Shape& s, int block_m, int block_n, int num
   return w;
 }
 
-// The offered BLOCK_N with the fewest waves; among equal waves the highest efficiency (for equal
+// Two width rules live here, not one rule over two width lists: best_block_n ranks waves before
+// efficiency, choose_block_n (below) efficiency alone, and they part even over choose_block_n's
+// widths (at 4096 x 4096, below: 160 for best_block_n, 128 for choose_block_n).
+//
+// best_block_n, chapter 11's rule (ch11::block_n_for; this chapter's launch does not use it): the
+// offered BLOCK_N with the fewest waves; among equal waves the highest efficiency (for equal
 // waves that is the smallest block_n: the least work per tile), then the larger block_n.
 // Fewest waves first is the order of DeepGEMM's config heuristic. It is not the same as the highest
 // efficiency: a wave of bigger tiles takes longer. At 4096 x 4096 it picks 160 (7 waves,
 // efficiency 0.887) over 128 (8 waves, 0.970); at 4096 x 7168 both orders pick 160.
-// best_block_n_among: the same rule over other widths (chapter 10's 256-row tile takes 96 or 128).
+// best_block_n_among: the same rule over other widths (chapter 11's 256-row tile takes 96 or 128,
+// ch11::kBlockNChoices256).
 template <size_t kCount>
 constexpr int best_block_n_among(const int (&widths)[kCount], const gemm::Shape& s, int block_m,
                                  int num_sms = kH100Sms) {
@@ -224,8 +244,8 @@ constexpr int best_block_n(const gemm::Shape& s, int block_m, int num_sms = kH10
 // thread.
 inline constexpr int kBlockNChoices[] = {128, 144, 160};
 
-// The tile width with the least work per SM: waves * BLOCK_N (ch07::waves' efficiency), the
-// narrower on a tie.
+// choose_block_n, chapters 07-10's rule (their launches and choose_tile): the tile width with the
+// least work per SM, waves * BLOCK_N (ch07::waves' efficiency), the narrower on a tie.
 constexpr int choose_block_n(const gemm::Shape& s, int num_sms = kH100Sms) {
   int best = kBlockNChoices[0];
   for (int block_n : kBlockNChoices)

@@ -20,6 +20,8 @@ namespace ch08 {
 // lane that supplies its address and coloured by matrix (0..3).
 inline void draw_stmatrix(const std::string& path) {
   constexpr int kRows = 16, kBlockM = 128, kBlockN = 128, kJ = 0;
+  constexpr uint32_t kSpan = swizzle_span_for(kBlockN);  // 128, as the kernel's at BLOCK_N = 128
+  constexpr uint32_t kBankRowBytes = 32 * 4;             // 32 banks of 4 bytes
   const double w = 40, h = 18, gap = 50, x0 = 60, y0 = 112;
   const double grid_w = 8 * w;
   gemm::Svg s;
@@ -56,8 +58,8 @@ inline void draw_stmatrix(const std::string& path) {
     const int row = stmatrix_row(0, 0, lane), col = stmatrix_col(kJ, lane), matrix = lane / 8;
     const std::string label = "L" + std::to_string(lane);
     const int logical = col / kChunkColumns;
-    const int swizzled = int(epilogue_offset(row, col, kBlockM) % kPanelRowBytes) / 16;
-    const int plain = int(unswizzled_offset(row, col, kBlockN) % kPanelRowBytes) / 16;
+    const int swizzled = int(epilogue_offset(row, col, kBlockM, kSpan) % kBankRowBytes) / 16;
+    const int plain = int(unswizzled_offset(row, col, kBlockN) % kBankRowBytes) / 16;
     const double y = y0 + row * h;
     s.cell(x0 + logical * w, y, w, h, matrix, label);
     s.cell(x0 + (grid_w + gap) + swizzled * w, y, w, h, matrix, label);

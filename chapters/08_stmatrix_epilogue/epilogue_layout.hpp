@@ -2,28 +2,25 @@
 // its TMA store, and which shared address each lane hands to stmatrix. Plain C++
 // (tests/host_chapter08.cpp); the kernel and the picture (draw.hpp) call the same functions.
 //
-// The tile. BLOCK_M x BLOCK_N bf16, stored for a TMA store with CU_TENSOR_MAP_SWIZZLE_128B. A
-// 128B-swizzled box row is at most 128 bytes (cuda.h, cuTensorMapEncodeTiled: "the bounding box
-// inner dimension ... must be less than or equal to the swizzle size"), i.e. 64 bf16 columns, so
-// the tile is cut into column panels of 64 columns:
+// The tile. BLOCK_M x BLOCK_N bf16, stored for a TMA store with a swizzle of span 128, 64 or 32
+// bytes. A swizzled box row is at most the span (cuda.h, cuTensorMapEncodeTiled: "the bounding box
+// inner dimension ... must be less than or equal to the swizzle size"), so the tile is cut into
+// column panels of span / 2 columns:
 //
-//   panel p = columns [64p, 64p + 64): BLOCK_M rows x 128 bytes, at byte p * BLOCK_M * 128,
-//   and inside it (row, 16-byte chunk c) at row * 128 + (c ^ (row % 8)) * 16
+//   panel p = columns [p span / 2, (p + 1) span / 2): BLOCK_M rows x span bytes, at byte
+//   p * BLOCK_M * span, and inside it (row, 16-byte chunk) swizzled with that span (swizzle below)
 //
-// which is chapter 04's swizzle (ch04::swizzled_offset) applied to each panel, so every panel must
-// start on a 1024-byte boundary, like chapter 04's tiles (BLOCK_M * 128 is a multiple of 1024 for
-// BLOCK_M a multiple of 8). Each panel goes out with one TMA store of box {64, BLOCK_M}.
+// For span 128 that is chapter 04's swizzle (ch04::swizzled_offset) applied to each panel, so every
+// panel must start on a 1024-byte boundary, like chapter 04's tiles (BLOCK_M * 128 is a multiple of
+// 1024 for BLOCK_M a multiple of 8). Each panel goes out with one TMA store per 64-row block, box
+// {span / 2, 64} (d_store_view).
 //
-// The last panel when BLOCK_N % 64 != 0 (112 = 64 + 48, 144 = 128 + 16, 160 = 128 + 32). We keep
-// it the same shape as the others, rows 128 bytes apart, its columns past BLOCK_N simply unused,
-// and store it with a box of the remaining width, {BLOCK_N % 64, BLOCK_M} (legal: 32, 64 or 96
-// bytes is a multiple of 16 and at most 128). What the driver documentation does not spell out is
-// where TMA reads the rows of a box narrower than the swizzle span: 128 bytes apart (as assumed
-// here) or packed at the box's own row pitch. The GPU test of a BLOCK_N = 112, 144 or 160 kernel
-// decides. The alternative that needs no such assumption is DeepGEMM's: choose the swizzle span per
-// BLOCK_N as the widest of 128, 64, 32 bytes that divides a tile row (swizzle_span_for below), so
-// that every box is exactly one span wide. epilogue_offset(row, col, block_m, span) gives that
-// layout, and the host tests check it as thoroughly as the 128-byte one.
+// The span is DeepGEMM's choice: the widest of 128, 64, 32 bytes that divides a tile row
+// (swizzle_span_for), so that every box is exactly one span wide. The 128-byte swizzle at every
+// width would leave a partial last panel where BLOCK_N % 64 != 0 (112 = 64 + 48, 144 = 128 + 16,
+// 160 = 128 + 32), stored with a box narrower than the span; the driver documentation does not say
+// at which row pitch TMA reads such a box (the span, or the box's own width), and a span per
+// BLOCK_N leaves no such box.
 //
 // The stores. A math warpgroup holds 64 rows x BLOCK_N fp32 accumulators in wgmma's fragment
 // (ptx::accumulator_position); BLOCK_M = 128 is two warpgroups, warpgroup wg owning rows
@@ -56,40 +53,11 @@
 namespace ch08 {
 
 inline constexpr int kBf16Bytes = 2;
-inline constexpr uint32_t kPanelRowBytes = ch04::kSwizzleBytes;         // 128
-inline constexpr int kPanelColumns = int(kPanelRowBytes) / kBf16Bytes;  // 64
 inline constexpr int kChunkColumns = 16 / kBf16Bytes;  // 8 bf16 in a 16-byte chunk / matrix row
 inline constexpr int kWarpgroupRows = 64;              // rows of one m64 wgmma accumulator
 inline constexpr int kWarpRows = 16;                   // of which one warp holds 16
 
-// --- The shared-memory tile (128-byte panels) ---------------------------------------------------
-
-GEMM_HOST_DEVICE constexpr uint32_t panel_bytes(int block_m) {
-  return uint32_t(block_m) * kPanelRowBytes;
-}
-GEMM_HOST_DEVICE constexpr int num_panels(int block_n) {
-  return (block_n + kPanelColumns - 1) / kPanelColumns;
-}
-// Width in columns of panel p, the inner dimension of its TMA store box: 64, except a last panel
-// of BLOCK_N % 64.
-GEMM_HOST_DEVICE constexpr int panel_columns(int panel, int block_n) {
-  const int left = block_n - panel * kPanelColumns;
-  return left < kPanelColumns ? left : kPanelColumns;
-}
-// Shared memory the tile takes: whole panels, the last one included.
-GEMM_HOST_DEVICE constexpr uint32_t tile_bytes(int block_m, int block_n) {
-  return uint32_t(num_panels(block_n)) * panel_bytes(block_m);
-}
-
-// Byte offset, from the (1024-byte aligned) tile start, of element (row, col) of the tile; for col
-// a multiple of 8 that is the 16-byte chunk that starts there (one stmatrix row).
-GEMM_HOST_DEVICE constexpr uint32_t epilogue_offset(int row, int col, int block_m) {
-  const int panel = col / kPanelColumns;
-  const uint32_t byte = uint32_t(col % kPanelColumns) * kBf16Bytes;
-  return uint32_t(panel) * panel_bytes(block_m) + ch04::swizzled_offset(uint32_t(row), byte);
-}
-
-// --- The same for any swizzle span (128, 64 or 32 bytes) ----------------------------------------
+// --- The shared-memory tile (panels of one swizzle span) ----------------------------------------
 //
 // CU_TENSOR_MAP_SWIZZLE_64B and _32B permute 16-byte chunks within 64- and 32-byte spans (cuda.h,
 // CUtensorMapSwizzle): on the address, bits [4, 4 + log2(span / 16)) are XORed with the bits of
@@ -105,8 +73,9 @@ GEMM_HOST_DEVICE constexpr uint32_t swizzle_span_for(int block_n) {
   return row % 128 == 0 ? 128 : row % 64 == 0 ? 64 : 32;
 }
 
-// Panels of span / 2 columns, each BLOCK_M rows x span bytes, swizzled with that span. For span
-// 128 this is epilogue_offset(row, col, block_m) above.
+// Byte offset, from the (1024-byte aligned) tile start, of element (row, col) of the tile: panels
+// of span / 2 columns, each BLOCK_M rows x span bytes, swizzled with that span. For col a multiple
+// of 8 that is the 16-byte chunk that starts there (one stmatrix row).
 GEMM_HOST_DEVICE constexpr uint32_t epilogue_offset(int row, int col, int block_m, uint32_t span) {
   const int columns = int(span) / kBf16Bytes;
   const uint32_t panel = uint32_t(col / columns), byte = uint32_t(col % columns) * kBf16Bytes;
@@ -126,10 +95,6 @@ GEMM_HOST_DEVICE constexpr int stmatrix_col(int j, int lane) {
 }
 // The shared address lane `lane` passes to the store of groups j, j + 1, from the tile start.
 GEMM_HOST_DEVICE constexpr uint32_t stmatrix_address_offset(int warpgroup, int warp, int lane,
-                                                            int j, int block_m) {
-  return epilogue_offset(stmatrix_row(warpgroup, warp, lane), stmatrix_col(j, lane), block_m);
-}
-GEMM_HOST_DEVICE constexpr uint32_t stmatrix_address_offset(int warpgroup, int warp, int lane,
                                                             int j, int block_m, uint32_t span) {
   return epilogue_offset(stmatrix_row(warpgroup, warp, lane), stmatrix_col(j, lane), block_m, span);
 }
@@ -140,6 +105,10 @@ GEMM_HOST_DEVICE constexpr int stmatrix_accumulator(int j, int reg, int half) {
 }
 
 // --- Two layouts to compare against, for the README ---------------------------------------------
+//
+// No kernel uses these. The chapter's README needs them: unswizzled_offset draws the picture's
+// row-major grid (draw.hpp) and is the README's "Store the tile plain" exercise; both are the
+// README's bank-conflict comparison, which tests/host_chapter08.cpp (BankConflicts) checks.
 
 // Row-major with each row padded by 16 bytes: the classic fix for bank conflicts. The row pitch
 // 2 BLOCK_N + 16 is an odd number of 16-byte chunks when BLOCK_N % 16 == 0, so 8 consecutive rows

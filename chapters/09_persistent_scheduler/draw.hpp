@@ -178,7 +178,8 @@ inline void draw_schedule(const std::string& path, int64_t m = 4096, int64_t n =
     std::snprintf(
         line, sizeof line, "wave 0: %d m-blocks x %d n-blocks, %.0f KB of A and B per K block",
         wave0_m, wave0_n,
-        double((int64_t(wave0_m) * block_m + int64_t(wave0_n) * block_n) * kBlockK) / 1024);
+        double((int64_t(wave0_m) * block_m + int64_t(wave0_n) * block_n) * gemm::kScaleBlock) /
+            1024);
     p.line1 = line;
     std::snprintf(line, sizeof line,
                   "any %d consecutive tiles: mean %.1f m x %.1f n blocks, %.0f KB per K block",

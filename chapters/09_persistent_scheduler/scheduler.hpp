@@ -53,11 +53,10 @@
 
 #include "common/check.hpp"
 #include "common/host_device.hpp"
-#include "common/problem.hpp"  // gemm::kH100Sms
+#include "common/problem.hpp"  // gemm::kH100Sms, gemm::kScaleBlock
 
 namespace ch09 {
 
-inline constexpr int kBlockK = 128;   // K extent of one stage: 128 fp8 = 128 bytes per row
 using gemm::kH100Sms;                 // the default W of the windows: CTAs running at once
 inline constexpr int kMaxGroup = 16;  // largest group pick_group tries (DeepGEMM's is 16)
 
@@ -151,7 +150,7 @@ WindowStats window_stats(const Order& at, int tiles_m, int tiles_n, int block_m,
   std::vector<TileCoord> order(tiles);
   for (int i = 0; i < tiles; ++i) order[i] = at(i);
   auto bytes = [&](int dm, int dn) {
-    return (int64_t(dm) * block_m + int64_t(dn) * block_n) * kBlockK;
+    return (int64_t(dm) * block_m + int64_t(dn) * block_n) * gemm::kScaleBlock;
   };
 
   // Sliding windows: counts of each m-block and n-block in the window, updated one index at a time.

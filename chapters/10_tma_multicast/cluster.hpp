@@ -110,7 +110,7 @@ GEMM_HOST_DEVICE constexpr TileCoord cta_tile(int pair_index, int rank, int pair
 inline double wave_l2_bytes(int ctas, int block_m, int block_n, Multicast m) {
   const double rows_a = m == Multicast::A ? block_m / 2.0 : block_m;
   const double rows_b = m == Multicast::B ? block_n / 2.0 : block_n;
-  return double(ctas) * (rows_a + rows_b) * ch09::kBlockK;
+  return double(ctas) * (rows_a + rows_b) * gemm::kScaleBlock;
 }
 
 }  // namespace ch10

@@ -1,6 +1,6 @@
 // Chapter 10's binary: the chapter runner, plus --print-config (the tile and the multicast chosen
 // for the shape; no GPU needed), also printed at the top of every run, and --draw DIR for the
-// picture of the clusters' walk.
+// pictures of the clusters' walk and of the barrier protocol.
 #include <cstdio>
 #include <string>
 
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       [](const std::string& dir) {
         ch10::draw_clusters(dir + "/clusters.svg");
         std::printf("wrote %s/clusters.svg\n", dir.c_str());
+        ch10::draw_protocol(dir + "/protocol.svg");
+        std::printf("wrote %s/protocol.svg\n", dir.c_str());
       },
       ch10::describe_config);
 }

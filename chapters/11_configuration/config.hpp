@@ -44,17 +44,17 @@ using ch09::TileCoord;
 using ch10::Multicast;
 using ch10::name;
 
-inline constexpr int kBlockK = 128;
 inline constexpr const auto& kBlockNChoices = ch07::kOfferedBlockN;  // 16 to 160
 inline constexpr uint32_t kSmemBudget = 227 * 1024;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 inline constexpr int kMaxStages = 16;
 
 // --- Shared memory ------------------------------------------------------------------------------
 //
-// Per stage: the A tile, the B tile (fp8, 128 bytes per row), BLOCK_M A scales (fp32) and two
-// 8-byte barriers; beside the stages, the bf16 D tile of the epilogue (chapter 08).
+// Per stage: the A tile, the B tile (fp8, one K block of gemm::kScaleBlock = 128 bytes per row),
+// BLOCK_M A scales (fp32) and two 8-byte barriers; beside the stages, the bf16 D tile of the
+// epilogue (chapter 08). kernel.cu asserts its own layout against these.
 GEMM_HOST_DEVICE constexpr uint32_t stage_bytes(int block_m, int block_n) {
-  return uint32_t(block_m) * kBlockK + uint32_t(block_n) * kBlockK + uint32_t(block_m) * 4 + 16;
+  return uint32_t(block_m + block_n) * gemm::kScaleBlock + uint32_t(block_m) * 4 + 16;
 }
 GEMM_HOST_DEVICE constexpr uint32_t d_tile_bytes(int block_m, int block_n) {
   return uint32_t(block_m) * uint32_t(block_n) * 2;

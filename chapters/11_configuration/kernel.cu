@@ -63,7 +63,6 @@ constexpr int WGMMA_K = 32;
 static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
 static_assert(BLOCK_K == gemm::kScaleBlock,
               "one K block is one scale block: promote once per block");
-static_assert(BLOCK_K == ch11::kBlockK, "config.hpp's shared-memory arithmetic assumes it");
 
 // Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
 // every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
