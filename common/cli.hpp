@@ -6,7 +6,7 @@
 //   --no-timing         skip the timing (checks only; for compute-sanitizer)
 //   --trace FILE        draw the kernel's timeline as an SVG (chapters that record one)
 //   --draw DIR          write the chapter's layout pictures (chapters that draw some) into DIR
-//   --print-config      print the kernel configuration chosen for the shape (chapter 10) and exit
+//   --print-config      print the kernel configuration chosen for the shape (chapters 10, 11) and exit
 //   --help
 // Any of them combine. A program that is not a GEMM (chapter 01: one wgmma of fixed size) takes
 // only --seed, --no-check, --draw and --help, and refuses the problem and timing flags with a
