@@ -10,6 +10,7 @@
 #include "chapters/07_two_scale_b/scale_blocks.hpp"
 #include "chapters/10_tma_multicast/cluster.hpp"
 #include "chapters/10_tma_multicast/draw.hpp"
+#include "tests/cluster_walk.hpp"
 #include "tests/read_text.hpp"
 
 namespace {
@@ -89,62 +90,20 @@ TEST(Chapter10, MulticastOverrideText) {
   }
 }
 
-// The kernel's walk: cluster c takes pairs c, c + clusters, ...; its CTA of rank r takes
-// cta_tile(pair, r). Every tile exactly once; both CTAs of a cluster take the same number of
-// tiles (they meet at the same barriers); with multicast, the two tiles of a pair share the
-// multicast operand's block. On chapter 09's tile for each shape, with each multicast that pairs.
+// The kernel's walk (tests/cluster_walk.hpp: every tile once, both CTAs of a cluster busy
+// together, a pair sharing its multicast operand), on chapter 09's tile for each shape, with each
+// multicast that pairs.
 TEST(Chapter10, ClustersVisitEveryTileOnce) {
-  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
-                                  std::end(gemm::kDeepGemmShapes));
-  shapes.insert(shapes.end(), {{1, 8, 128},
-                               {1, 136, 128},
-                               {65, 264, 256},
-                               {257, 2120, 512},
-                               {4097, 7176, 256},
-                               {4096, 7176, 256},
-                               {8192, 1024, 128},
-                               {640, 32768, 128}});
   for (const Multicast m : {Multicast::None, Multicast::A, Multicast::B})
     for (const int num_sms : {132, 114, 8, 2})
-      for (const gemm::Shape& s : shapes) {
+      for (const gemm::Shape& s : gemm::testing::walk_shapes()) {
         const ch07::TileChoice t = ch07::choose_tile(s, num_sms);
         const int tiles_m = int((s.m + t.block_m - 1) / t.block_m);
         const int tiles_n = int((s.n + t.block_n - 1) / t.block_n);
         if (!ch10::pairs_up(tiles_m, tiles_n, m, num_sms)) continue;
-        const ch10::Clusters c = ch10::plan_clusters(s, t.block_m, t.block_n, m, num_sms, "test");
-        const std::string what =
-            s.str() + " multicast " + ch10::name(m) + " on " + std::to_string(num_sms) + " SMs";
-        ASSERT_GE(c.grid, 1) << what;
-        ASSERT_LE(c.grid, num_sms) << what;
-        ASSERT_EQ(c.grid % c.cluster_size, 0) << what;
-        const int pairs = c.pairs_m * c.pairs_n;
-        std::vector<int> seen(size_t(c.tiles_m) * c.tiles_n, 0);
-        for (int cluster = 0; cluster < c.clusters; ++cluster) {
-          int count[2] = {0, 0};
-          for (int pair = cluster; pair < pairs; pair += c.clusters) {
-            ch09::TileCoord tile[2];
-            for (int rank = 0; rank < c.cluster_size; ++rank) {
-              tile[rank] = ch10::cta_tile(pair, rank, c.pairs_m, c.pairs_n, c.group, m);
-              ASSERT_GE(tile[rank].m_block, 0) << what;
-              ASSERT_LT(tile[rank].m_block, c.tiles_m) << what;
-              ASSERT_GE(tile[rank].n_block, 0) << what;
-              ASSERT_LT(tile[rank].n_block, c.tiles_n) << what;
-              ++seen[size_t(tile[rank].m_block) * c.tiles_n + tile[rank].n_block];
-              ++count[rank];
-            }
-            if (m == Multicast::B) {
-              EXPECT_EQ(tile[0].n_block, tile[1].n_block) << what;
-            }
-            if (m == Multicast::A) {
-              EXPECT_EQ(tile[0].m_block, tile[1].m_block) << what;
-            }
-          }
-          if (c.cluster_size == 2) {
-            EXPECT_EQ(count[0], count[1]) << what;
-          }
-        }
-        for (size_t i = 0; i < seen.size(); ++i)
-          ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
+        gemm::testing::expect_every_tile_once(
+            ch10::plan_clusters(s, t.block_m, t.block_n, m, num_sms, "test"), num_sms,
+            s.str() + " multicast " + ch10::name(m) + " on " + std::to_string(num_sms) + " SMs");
       }
 }
 

@@ -14,6 +14,7 @@
 
 #include "chapters/10_tma_multicast/cluster.hpp"
 #include "chapters/11_configuration/config.hpp"
+#include "tests/cluster_walk.hpp"
 
 namespace {
 
@@ -253,62 +254,21 @@ TEST(Chapter11, TheConfigurationOnOtherSmCounts) {
     }
 }
 
-// The kernel's walk: cluster c takes pairs c, c + clusters, ...; its CTA of rank r takes
-// cta_tile(pair, r). Every tile exactly once; both CTAs of a cluster take the same number of
-// tiles (they meet at the same barriers); with multicast, the two tiles of a pair share the
-// multicast operand's block.
+// The kernel's walk (tests/cluster_walk.hpp: every tile once, both CTAs of a cluster busy
+// together, a pair sharing its multicast operand), for every configuration and forced multicast.
 TEST(Chapter11, ClustersVisitEveryTileOnce) {
-  std::vector<gemm::Shape> shapes(std::begin(gemm::kDeepGemmShapes),
-                                  std::end(gemm::kDeepGemmShapes));
-  shapes.insert(shapes.end(), {{1, 8, 128},
-                               {1, 136, 128},
-                               {65, 264, 256},
-                               {257, 2120, 512},
-                               {4097, 7176, 256},
-                               {4096, 7176, 256},
-                               {8192, 1024, 128},
-                               {640, 32768, 128}});
   for (const char* multicast : {static_cast<const char*>(nullptr), "A", "B"})
     for (const int num_sms : {132, 114, 8, 1})
-      for (const gemm::Shape& s : shapes) {
+      for (const gemm::Shape& s : gemm::testing::walk_shapes()) {
         ch11::Config c = ch11::choose_config(s, num_sms);
         try {
           c = ch11::apply_multicast_override(s, c, multicast, num_sms);
         } catch (const gemm::UnsupportedError&) {
           continue;  // refused: the tiles do not pair up (or one SM)
         }
-        const std::string what = ch11::describe(s, c) + " on " + std::to_string(num_sms) + " SMs";
-        ASSERT_GE(c.grid, 1) << what;
-        ASSERT_EQ(c.grid % c.cluster_size, 0) << what;
-        const int clusters = c.grid / c.cluster_size, pairs = c.pairs_m * c.pairs_n;
-        std::vector<int> seen(size_t(c.tiles_m) * c.tiles_n, 0);
-        for (int cluster = 0; cluster < clusters; ++cluster) {
-          int count[2] = {0, 0};
-          for (int pair = cluster; pair < pairs; pair += clusters) {
-            ch09::TileCoord t[2];
-            for (int rank = 0; rank < c.cluster_size; ++rank) {
-              t[rank] =
-                  ch10::cta_tile(pair, rank, c.pairs_m, c.pairs_n, c.group, c.variant.multicast);
-              ASSERT_GE(t[rank].m_block, 0) << what;
-              ASSERT_LT(t[rank].m_block, c.tiles_m) << what;
-              ASSERT_GE(t[rank].n_block, 0) << what;
-              ASSERT_LT(t[rank].n_block, c.tiles_n) << what;
-              ++seen[size_t(t[rank].m_block) * c.tiles_n + t[rank].n_block];
-              ++count[rank];
-            }
-            if (c.variant.multicast == Multicast::B) {
-              EXPECT_EQ(t[0].n_block, t[1].n_block) << what;
-            }
-            if (c.variant.multicast == Multicast::A) {
-              EXPECT_EQ(t[0].m_block, t[1].m_block) << what;
-            }
-          }
-          if (c.cluster_size == 2) {
-            EXPECT_EQ(count[0], count[1]) << what;
-          }
-        }
-        for (size_t i = 0; i < seen.size(); ++i)
-          ASSERT_EQ(seen[i], 1) << what << ": tile " << i / c.tiles_n << ", " << i % c.tiles_n;
+        ASSERT_EQ(c.multicast, c.variant.multicast);
+        gemm::testing::expect_every_tile_once(
+            c, num_sms, ch11::describe(s, c) + " on " + std::to_string(num_sms) + " SMs");
       }
 }
 

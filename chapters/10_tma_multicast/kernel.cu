@@ -449,6 +449,8 @@ void launch_tile(const gemm::GemmArgs& args, const Clusters& c, cudaStream_t str
     const int fit = gemm::max_active_clusters("chapter 10", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
   }
+  // The group: pick_group's over the grid of pairs (plan_clusters, remembered per shape), unless
+  // CH09_GROUP overrides it.
   gemm::launch("chapter 10", kernel, launch, map_a, map_b, map_sa, map_d, args,
                ch09::group_from_environment(c.group, "chapter 10"));
 }
@@ -465,7 +467,9 @@ void launch_multicast(const gemm::GemmArgs& args, const Clusters& c, cudaStream_
   }
 }
 
-// Chapter 09's tile (choose_tile), and the multicast: multicast_for's choice, or `multicast`
+// choose_tile (scale_blocks.hpp): chapter 06's 256 x 128 where M > 128, unless a 128-row width
+// fills the waves better by more than kTallTileMargin; else choose_block_n's 128-row width. Then
+// the multicast: multicast_for's choice, or `multicast`
 // ("off", "A", "B"; nullptr or "" for the choice). UnsupportedError, before anything launches,
 // for a multicast the tiles cannot pair for or a bad text.
 Clusters plan(const gemm::Shape& s, const char* multicast, int num_sms, TileChoice* tile_out) {
@@ -490,6 +494,7 @@ void check(const gemm::GemmArgs& args) {
                                .align_d = 16});
 }
 
+// Chapter 09's tile: 256 x 128, or 128 rows at a width of kBlockNChoices.
 void launch_plan(const gemm::GemmArgs& args, TileChoice tile, const Clusters& c,
                  cudaStream_t stream) {
   if (tile.block_m == 256) return launch_multicast<256, 128>(args, c, stream);

@@ -99,18 +99,14 @@ inline constexpr int kNumVariants = int(sizeof(kVariants) / sizeof(kVariants[0])
 
 // --- The heuristic ------------------------------------------------------------------------------
 
-struct Config {
+// Chapter 10's clusters (the tiles, the scheduler's grid of pairs, its group, the grid, and the
+// multicast, which variant.multicast repeats) and what this chapter adds to them.
+struct Config : ch10::Clusters {
   Variant variant{128, 128, Multicast::None};
   int stages = 0;
   uint32_t smem_bytes = 0;
-  int tiles_m = 0, tiles_n = 0;
-  int64_t waves = 0;             // ceil(tiles / num_sms)
-  double efficiency = 0;         // ch07::waves' efficiency
-  int cluster_size = 1;          // 2 with multicast
-  int pairs_m = 0, pairs_n = 0;  // the grid the scheduler walks: tiles, or pairs of tiles
-  int group = 1;                 // ch09's group over that grid
-  int clusters = 0;              // clusters launched: min(pairs, num_sms / cluster_size)
-  int grid = 0;                  // CTAs launched: clusters * cluster_size
+  int64_t waves = 0;      // ceil(tiles / num_sms)
+  double efficiency = 0;  // ch07::waves' efficiency
 };
 
 // Step 2, BLOCK_N: chapter 07's rule, ch07::best_block_n, over the same widths (kBlockNChoices).
@@ -143,22 +139,14 @@ inline constexpr Multicast kMulticast = Multicast::None;
 // multicast the shape's tiles do not pair up for.
 inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::kH100Sms) {
   Config c;
-  c.variant = v;
-  const ch10::Clusters k =
+  static_cast<ch10::Clusters&>(c) =
       ch10::plan_clusters(s, v.block_m, v.block_n, v.multicast, num_sms, "chapter 11");
-  c.tiles_m = k.tiles_m;
-  c.tiles_n = k.tiles_n;
+  c.variant = v;
   c.stages = stages_for(v.block_m, v.block_n);
   c.smem_bytes = smem_bytes(v.block_m, v.block_n);
   const ch07::WaveInfo w = ch07::waves(s, v.block_m, v.block_n, num_sms);
   c.waves = w.waves;
   c.efficiency = w.efficiency;
-  c.cluster_size = k.cluster_size;
-  c.pairs_m = k.pairs_m;
-  c.pairs_n = k.pairs_n;
-  c.group = k.group;
-  c.clusters = k.clusters;
-  c.grid = k.grid;
   return c;
 }
 

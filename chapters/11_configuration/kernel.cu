@@ -2,7 +2,7 @@
 //
 // Chapters 06-10 run one of four tiles: 256 x 128 above M = 128, else 128 rows at a width of 128,
 // 144 or 160 (chapter 07's choose_tile). At M = 64 and 128 those tiles leave most of the SMs idle
-// (a 128-row tile is half padding at M = 64, and 7168 / 160 = 45 tiles fill a third of 132 SMs).
+// (a 128-row tile is half padding at M = 64, and 7168 / 128 = 56 tiles give 56 of 132 SMs a tile).
 // Here each shape gets the kernel that suits it (config.hpp, host-tested):
 // - BLOCK_M 64, 128 or 256. With BLOCK_M = 64 the CTA has one math warpgroup and 256 threads, and
 //   needs no setmaxnreg: 65536 / 256 registers each is already more than the math warpgroup uses.
@@ -448,9 +448,9 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
                             : gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, false>;
   gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream,
                             unsigned(c.cluster_size)};
-  // The configuration assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC
-  // with an odd number of free SMs), launch only those: a persistent cluster that waited for a
-  // free pair of SMs would start its tiles when the others are done with theirs.
+  // The plan assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC with an odd
+  // number of free SMs), launch only those: a persistent cluster that waited for a free pair of
+  // SMs would start its tiles when the others are done with theirs.
   if (c.cluster_size > 1) {
     const int fit = gemm::max_active_clusters("chapter 11", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
@@ -542,11 +542,10 @@ void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 // For the binary's --print-config and its header line.
 std::string describe_config(const gemm::Shape& s) {
-  const int num_sms = gemm::multiprocessor_count_or(ch09::kH100Sms);
+  const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
   Config c = configure(s, std::getenv("CH11_BLOCK_M"), std::getenv("CH11_MULTICAST"), num_sms);
   c.group = ch09::group_from_environment(c.group, "chapter 11");  // as the launch takes it
-  return describe(s, c) +
-         (num_sms == ch09::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
+  return describe(s, c) + (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
 
 }  // namespace ch11
