@@ -48,6 +48,13 @@ void gemm_block_m_64(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_256(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_128(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch11
+namespace ch12 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+void gemm_split_1(const gemm::GemmArgs&, cudaStream_t);
+void gemm_split_2(const gemm::GemmArgs&, cudaStream_t);
+void gemm_split_4(const gemm::GemmArgs&, cudaStream_t);
+void gemm_split_8(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch12
 
 namespace gemm {
 
@@ -184,6 +191,24 @@ const std::vector<Chapter>& chapters() {
                      {"block_m=64", ch11::gemm_block_m_64},
                      {"block_m=128", ch11::gemm_block_m_128},
                      {"block_m=256", ch11::gemm_block_m_256}}},
+      {.number = 12,
+       .dir = "12_split_k",
+       .idea = "split-K across a cluster, the partial sums added through distributed shared "
+               "memory: wide tiles for every SM at M = 64 and 128",
+       .launch = ch12::gemm,
+       .applies_scales = true,
+       // A split adds the slices' sums in another order than one K loop: not bit for bit chapter
+       // 11 where it splits (split=1 is, tests/gpu_chapter12.cu).
+       .bitwise_equal_to_previous = false,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true,
+       // The split forced: 1 is chapter 11's configuration (what the split is worth), then 2, 4 and
+       // 8 at the width with the fewest bytes per SM, whatever their waves.
+       .ablations = {{"split=1", ch12::gemm_split_1},
+                     {"split=2", ch12::gemm_split_2},
+                     {"split=4", ch12::gemm_split_4},
+                     {"split=8", ch12::gemm_split_8}}},
   };
   return list;
 }

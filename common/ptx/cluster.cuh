@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 
 #include "common/ptx/base.cuh"
 
@@ -61,6 +62,106 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
       "}\n" ::"r"(shared_address(bar)),
       "r"(cta_rank)
       : "memory");
+}
+
+// --- Distributed shared memory (chapter 12) ------------------------------------------------------
+//
+// Chapter 12's CTAs add each other's partial sums: each writes its own into its shared memory,
+// tells every CTA of the cluster, and then reads the others' through their shared::cluster
+// addresses. Two orders matter (PTX ISA, "Memory Consistency Model": a release and an acquire
+// synchronise only if each one's scope includes the other thread, so both are at cluster scope):
+//
+//   "written"  the writer's st.shared of its partials, then its arrival on the reader's barrier;
+//              the reader's wait on its own barrier, then its ld.shared::cluster of them.
+//   "read"     the reader's ld.shared::cluster, then its arrival on the writer's barrier; the
+//              writer's wait, then its next tile's st.shared over the same bytes.
+//
+// The plain way, mbarrier.arrive.release.cluster and mbarrier.try_wait.acquire.cluster, costs a
+// GPU-wide fence per arrival (ptxas: MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR) and an L1
+// invalidation per completed wait (CCTL.IVALL): SASS of chapter 12 by cuobjdump 13.0. The PTX
+// ISA's fences restricted to shared memory ("membar / fence": .sync_restrict::shared::cta on a
+// release, .sync_restrict::shared::cluster on an acquire, each paired with a relaxed mbarrier
+// operation at cluster scope) order exactly these accesses, and compile to MEMBAR.ALL.CTA and
+// FENCE.VIEW.ASYNC.S before the arrival and to nothing after the wait.
+
+// After this thread's st.shared: one arrival on the mbarrier at the offset of `bar` in the CTA of
+// rank `cta_rank`, releasing those writes to the cluster.
+__device__ __forceinline__ void mbarrier_arrive_cluster_after_shared_writes(uint64_t* bar,
+                                                                             uint32_t cta_rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "fence.release.sync_restrict::shared::cta.cluster;\n"
+      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// After this thread's ld.shared::cluster: one arrival on that barrier with release at cluster
+// scope (PTX ISA, "mbarrier.arrive": .release, .cluster), which orders the remote loads too: the
+// restricted release above covers this CTA's own shared memory only.
+__device__ __forceinline__ void mbarrier_arrive_cluster_release(uint64_t* bar, uint32_t cta_rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// Whether the phase with the given parity of this CTA's barrier has completed (relaxed, at cluster
+// scope: the fence in mbarrier_wait_cluster acquires).
+__device__ __forceinline__ bool mbarrier_try_wait_cluster(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+// Blocks until that phase has completed, then acquires at cluster scope what the arrivals released,
+// for this thread's shared-memory accesses after it (debug builds, GEMM_DEBUG: traps after about a
+// second with the barrier's name, as mbarrier_wait does).
+__device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity,
+                                                      const char* name = "mbarrier") {
+#ifdef GEMM_DEBUG
+  const long long start = clock64();
+  while (!mbarrier_try_wait_cluster(bar, parity)) {
+    if (clock64() - start > (1ll << 31)) {
+      printf("mbarrier_wait_cluster timed out: %s (parity %u) block %d thread %d\n", name, parity,
+             blockIdx.x, threadIdx.x);
+      __trap();
+    }
+  }
+#else
+  (void)name;
+  while (!mbarrier_try_wait_cluster(bar, parity)) {
+  }
+#endif
+  asm volatile("fence.acquire.sync_restrict::shared::cluster.cluster;\n" ::: "memory");
+}
+
+// 16 bytes at the offset of `local` in the shared memory of the CTA of rank `cta_rank` (PTX ISA,
+// "mapa", and "ld" with the .shared::cluster state space).
+__device__ __forceinline__ float4 ld_shared_cluster_v4(const float* local, uint32_t cta_rank) {
+  float4 v;
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n"
+      "}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(shared_address(local)), "r"(cta_rank)
+      : "memory");
+  return v;
 }
 
 }  // namespace ptx

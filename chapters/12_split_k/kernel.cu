@@ -1,0 +1,668 @@
+// Chapter 12: split-K across a cluster.
+//
+// At M = 64 and 128 there is one row of tiles, and chapter 11 fills the SMs by narrowing them: 132
+// tiles of 16 columns at 128 x 2112 x 7168, each SM reading all of A and all of K for 16 columns
+// of B. Here a cluster of `split` CTAs (up to 8) shares one output tile and splits its K blocks
+// (k_slice, config.hpp): each CTA runs chapter 11's pipeline, promotion and scales on its slice,
+// then the cluster adds its partial sums through distributed shared memory:
+// - each math thread writes its fp32 sums into its own CTA's shared memory, in the accumulators'
+//   order (16 bytes per 8-column group), and arrives on every CTA's "written" barrier;
+// - CTA r then reduces the columns [r * BLOCK_N / split, (r + 1) * BLOCK_N / split): each thread
+//   loads the same 16 bytes from every CTA of the cluster (ld.shared::cluster) and adds them in
+//   rank order, 0 first, so that every run gives the same bits; it arrives on every CTA's "read"
+//   barrier, which a CTA waits on before it writes its next tile's sums over the old;
+// - the epilogue is chapter 08's, each CTA storing its own columns.
+// Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where the tiles leave
+// SMs idle, and picks the tile and split that move the fewest bytes per SM.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
+#include "chapters/06_fp8_promotion/promotion.hpp"
+#include "chapters/07_two_scale_b/scale_blocks.hpp"
+#include "chapters/08_stmatrix_epilogue/epilogue_layout.hpp"
+#include "chapters/09_persistent_scheduler/scheduler.hpp"
+#include "chapters/10_tma_multicast/cluster.hpp"
+#include "chapters/12_split_k/config.hpp"
+#include "chapters/registry.hpp"
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/barrier.cuh"
+#include "common/ptx/cluster.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/setmaxnreg.cuh"
+#include "common/ptx/stmatrix.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/tensor_map.hpp"
+#include "common/trace.hpp"
+
+namespace ch12 {
+
+using ch09::TileCoord;
+using ch10::cta_tile;  // cluster.hpp
+using ch11::d_tile_bytes;  // chapter 11's config.hpp
+using ch11::stage_bytes;
+
+using namespace ch07;  // scale_blocks.hpp
+using ch06::row_half;
+using ch06::scale_a_view;
+using ch08::d_store_view;  // epilogue_layout.hpp
+using ch08::stmatrix_address_offset;
+using ch08::swizzle_span_for;
+using ch09::persistent_grid;  // scheduler.hpp
+
+using ch05::PipelineState;
+
+using ch04::kStrideByteOffset;
+using ch04::kSwizzleAtomBytes;
+using ch04::kSwizzleBytes;
+using ch04::swizzled_view;
+
+constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
+constexpr int WGMMA_K = 32;
+static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
+static_assert(BLOCK_K == gemm::kScaleBlock,
+              "one K block is one scale block: promote once per block");
+
+// Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
+// every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
+// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536. (BLOCK_M = 64: 256 threads, capped
+// at 255, no exchange.)
+constexpr int kProducerRegisters = 40;
+constexpr int kMathRegisters = 232;
+
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
+// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin), at
+// most kMaxStages (config.hpp: stages_for, smem_bytes). What depends on the tile, per choice.
+// With a split, the partial sums and their two barriers too (partial_bytes).
+template <int BLOCK_M, int BLOCK_N, int kSplit>
+struct TileConfig {
+  static constexpr int kNumMathWarpgroups = BLOCK_M == 64 ? 1 : 2;  // one per 64 rows, at most 2
+  static constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+  // BLOCK_M = 256: each math warpgroup computes two 64-row sub-tiles, one after the other, into the
+  // same acc registers and two sets of final_acc (DeepGEMM's "accumulator reuse"): rows w * 64 and
+  // w * 64 + 128 for warpgroup w. 128 + 64 registers at BLOCK_N = 128, where four warpgroups of
+  // one sub-tile each would need 4 x 128 math threads and leave too few registers for any.
+  static constexpr int kSubtiles = BLOCK_M / (64 * kNumMathWarpgroups);
+  static constexpr int kSubtileRows = 64 * kNumMathWarpgroups;  // from one sub-tile to the next
+  static constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
+  static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
+  static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
+  static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
+  static constexpr uint32_t kStageBytes =
+      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
+  // The bf16 tile the epilogue stores from, written once per CTA, beside the stages. Its panels
+  // are as wide as a CTA's share of the columns allows, so that each CTA stores whole panels.
+  static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N / kSplit);  // bytes per panel row
+  static constexpr int kPanelColumns = int(kSpan) / 2;
+  static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
+  static constexpr uint32_t kPartialBytes = partial_bytes(BLOCK_M, BLOCK_N, kSplit);
+  static constexpr int kNumStages = stages_for(BLOCK_M, BLOCK_N, kSplit);
+  static constexpr uint32_t kSmemBytes = smem_bytes(BLOCK_M, BLOCK_N, kSplit);
+  static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256,
+                "one or two math warpgroups of 64 rows, or two of two 64-row sub-tiles");
+  static_assert(BLOCK_M <= 256, "a TMA box has at most 256 rows (the A tile, the A scales)");
+  static_assert(kStageBytes == stage_bytes(BLOCK_M, BLOCK_N) &&
+                    kTileBytesD == d_tile_bytes(BLOCK_M, BLOCK_N),
+                "the kernel's layout is config.hpp's arithmetic");
+  static_assert(BLOCK_N % 16 == 0, "stmatrix stores two 8-column groups at a time");
+  static_assert(BLOCK_N % kPanelColumns == 0, "the tile must be whole panels");
+  static_assert(kTileBytesD % kSwizzleAtomBytes == 0, "the stages after it stay 1024-byte aligned");
+  static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
+                "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
+  // Multicast loads half of a tile per CTA, at half the tile's rows: each half must start on a
+  // 1024-byte swizzle atom (8 rows of 128 bytes), so that both halves see the same pattern.
+  static_assert((BLOCK_M / 2) % 8 == 0 && (BLOCK_N / 2) % 8 == 0,
+                "a half tile must be whole 8-row swizzle atoms");
+  static_assert(touches_at_most_two_scale_blocks(BLOCK_N),
+                "a tile may touch at most two B scale blocks: BLOCK_N <= 128 + gcd(BLOCK_N, 128)");
+  static_assert(kSplit >= 1 && kSplit <= kMaxSplit && splits_evenly(BLOCK_N, kSplit),
+                "each CTA of the split reduces whole pairs of 8-column groups");
+  static_assert(kSplit == 1 || kSubtiles == 1, "a split tile has 64 rows per math warpgroup");
+};
+
+// Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
+// is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
+__device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
+  return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
+}
+
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
+template <int BLOCK_M, int BLOCK_N, Multicast kMulticast, int kSplit, bool kTrace>
+__global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThreads, 1)
+    gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                const __grid_constant__ CUtensorMap tensor_map_b,
+                const __grid_constant__ CUtensorMap tensor_map_sa,
+                const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group) {
+  using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
+  using Tile = TileConfig<BLOCK_M, BLOCK_N, kSplit>;
+  constexpr int kNumMathWarpgroups = Tile::kNumMathWarpgroups;
+  constexpr int kNumMathThreads = Tile::kNumMathThreads;
+  constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
+  constexpr uint32_t kTileBytesB = Tile::kTileBytesB;
+  constexpr int kNumStages = Tile::kNumStages;
+  constexpr int kSubtiles = Tile::kSubtiles, kSubtileRows = Tile::kSubtileRows;
+  // The CTAs whose producers write each stage: 2 with multicast, else 1.
+  constexpr int kMulticastCtas = kMulticast == Multicast::None ? 1 : 2;
+  static_assert(kSplit == 1 || kMulticastCtas == 1,
+                "a cluster serves the multicast or the split, not both");
+  // The cluster: 2 CTAs sharing one operand tile, kSplit CTAs sharing one output tile, or 1.
+  constexpr int kClusterSize = kMulticastCtas * kSplit;
+  // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
+  // The A tiles of every stage, then the B tiles, then the D tile, then with a split the partial
+  // sums, then the A scales, then the barriers.
+  extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
+  uint8_t* smem_a = smem;
+  uint8_t* smem_b = smem + kNumStages * kTileBytesA;
+  // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
+  // aligned as the swizzled TMA store needs.
+  uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
+  // The partial sums, BLOCK_M x BLOCK_N floats in the accumulators' order, start 1024-byte aligned
+  // after the D tile (16-byte loads and stores need 16).
+  auto* smem_partial = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
+  float* smem_sa = smem_partial + (kSplit > 1 ? BLOCK_M * BLOCK_N : 0);
+  auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
+  uint64_t* empty_barriers = full_barriers + kNumStages;
+  // With a split, one phase per tile each: every CTA's partial sums written; every CTA done
+  // reading this CTA's.
+  uint64_t* written_barrier = empty_barriers + kNumStages;
+  uint64_t* read_barrier = written_barrier + 1;
+
+  const auto [M, N, K] = args.shape;
+  // The tiles this CTA computes. The scheduler walks the grid of pairs of tiles (of tiles, without
+  // multicast): cluster c takes pairs c, c + clusters, ... < pairs, and the CTA of rank r in the
+  // cluster the r-th tile of each pair (cta_tile, cluster.hpp). The launch pairs the tiles exactly
+  // (tiles_m even for multicast on B, tiles_n even on A), so both CTAs always have a tile. With a
+  // split every CTA of the cluster takes the cluster's tile, and its own slice of K.
+  const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
+  const int pairs_m = kMulticast == Multicast::B ? tiles_m / 2 : tiles_m;
+  const int pairs_n = kMulticast == Multicast::A ? tiles_n / 2 : tiles_n;
+  const int pairs = pairs_m * pairs_n;
+  const int rank = int(ptx::cluster_ctarank());
+  const int cluster = int(blockIdx.x) / kClusterSize, clusters = int(gridDim.x) / kClusterSize;
+  // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
+  // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
+  // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / ptx::kWarpgroupSize), 0);
+
+  if (threadIdx.x == kNumMathThreads) {
+    // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
+    // off the 1024-byte pattern would be read back scrambled, so check it (always, once per CTA).
+    if (ptx::shared_address(smem) % kSwizzleAtomBytes != 0) {
+      printf("chapter 11: dynamic shared memory is not 1024-byte aligned\n");
+      __trap();
+    }
+    ptx::prefetch_tensor_map(&tensor_map_a);
+    ptx::prefetch_tensor_map(&tensor_map_b);
+    ptx::prefetch_tensor_map(&tensor_map_sa);
+    ptx::prefetch_tensor_map(&tensor_map_d);
+    for (int s = 0; s < kNumStages; ++s) {
+      ptx::mbarrier_init(&full_barriers[s], 1);  // one arrival per phase: the thread issuing TMA
+      // One arrival per math warp of every CTA of the cluster: with multicast, this CTA's
+      // producer writes the stage in both CTAs, so both CTAs' math warps must have released it.
+      ptx::mbarrier_init(&empty_barriers[s], kMulticastCtas * kNumMathThreads / ptx::kWarpSize);
+    }
+    if constexpr (kSplit > 1) {
+      // One arrival per math warp of every CTA of the cluster, once per tile.
+      ptx::mbarrier_init(written_barrier, kSplit * kNumMathThreads / ptx::kWarpSize);
+      ptx::mbarrier_init(read_barrier, kSplit * kNumMathThreads / ptx::kWarpSize);
+    }
+    ptx::fence_barrier_init();
+  }
+  // The partner's producer may multicast into this CTA's stages and complete its full barriers,
+  // and its math warps arrive on its empty barriers (with a split, on the written and read
+  // barriers): none of that before they are initialised.
+  if constexpr (kClusterSize > 1)
+    ptx::cluster_sync();
+  else
+    __syncthreads();
+
+  const int num_k_blocks = int(K / BLOCK_K);
+  // This CTA's K blocks: all of them, or with a split its slice (k_slice, config.hpp).
+  const KSlice slice = k_slice(num_k_blocks, kSplit, kSplit > 1 ? rank : 0);
+  if (warpgroup == kNumMathWarpgroups) {
+    // ---- Producer warpgroup ----
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
+    // warps give their registers back to the CTA's pool; three of them then wait for the end.
+    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == kNumMathThreads) {
+      // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
+      // the stages that tile i's last K blocks free, while the math warpgroups run tile i's
+      // epilogue.
+      PipelineState state;
+      int step = 0;  // K blocks issued so far, over all tiles (for the trace)
+      for (int pair = cluster; pair < pairs; pair += clusters) {
+        const TileCoord tile = cta_tile(pair, rank, pairs_m, pairs_n, group, kMulticast);
+        const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
+        for (int kb = slice.begin; kb < slice.end; ++kb, ++step, state.advance(kNumStages)) {
+          // Wait until the math warpgroups (of both CTAs, with multicast) have released this stage
+          // (round 0 passes at once).
+          ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
+          uint64_t* full_barrier = &full_barriers[state.stage];
+          // Arrive and announce the bytes to expect; the copies then count them down. With
+          // multicast, half of the shared tile's bytes come from the partner's copy: the partner
+          // may even deliver them before this arrival, which only delays the phase's completion.
+          ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
+          if constexpr (kMulticast == Multicast::A) {
+            // Rows [r * BLOCK_M / 2, (r + 1) * BLOCK_M / 2) of the A tile, into both CTAs.
+            constexpr int kHalf = BLOCK_M / 2;
+            ptx::tma_load_2d_multicast(smem_a + state.stage * kTileBytesA + rank * kHalf * BLOCK_K,
+                                       &tensor_map_a, full_barrier, kb * BLOCK_K,
+                                       int32_t(m0) + rank * kHalf, 0b11);
+          } else {
+            ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
+                             kb * BLOCK_K, int32_t(m0));
+          }
+          if constexpr (kMulticast == Multicast::B) {
+            // Rows [r * BLOCK_N / 2, (r + 1) * BLOCK_N / 2) of the B tile, into both CTAs.
+            constexpr int kHalf = BLOCK_N / 2;
+            ptx::tma_load_2d_multicast(smem_b + state.stage * kTileBytesB + rank * kHalf * BLOCK_K,
+                                       &tensor_map_b, full_barrier, kb * BLOCK_K,
+                                       int32_t(n0) + rank * kHalf, 0b11);
+          } else {
+            ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                             kb * BLOCK_K, int32_t(n0));
+          }
+          ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier,
+                           int32_t(m0), kb);
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+        }
+      }
+    }
+  } else {
+    // ---- Math warpgroups ----
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
+    // exchange must balance, or this waits forever.
+    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_inc<kMathRegisters>();
+
+    // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
+    // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
+    float acc[Wgmma::kAccumulators];
+    float final_acc[kSubtiles * Wgmma::kAccumulators];
+
+    // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
+    // and 1; sub-tile i is kSubtileRows * i rows further down).
+    const int t = threadIdx.x % ptx::kWarpgroupSize;
+    const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
+    const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
+    // start address, and the start address is the descriptor's low bits in 16-byte units
+    // (ptx::encode): so each wgmma's descriptor is one addition to these.
+    const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
+    const uint64_t desc_b0 = make_descriptor(smem_b);
+    // The ring position carries on across tiles, as the producer's does: both advance once per K
+    // block of the same sequence of tiles, so they still meet on every stage and phase.
+    PipelineState state;
+    int step = 0;  // K blocks consumed so far, over all tiles (for the trace)
+    int tile_count = 0;
+    for (int pair = cluster; pair < pairs; pair += clusters, ++tile_count) {
+      const TileCoord tile = cta_tile(pair, rank, pairs_m, pairs_n, group, kMulticast);
+      const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
+#pragma unroll
+      for (float& x : final_acc) x = 0.0f;
+
+      // The rows of scale B for the two blocks the tile's columns may cover (the second one only
+      // if it exists: past N its columns are padding, and any scale will do for them).
+      const float* scale_b_row = args.sb + (n0 / gemm::kScaleBlock) * num_k_blocks;
+      const float* scale_b_row_2 =
+          needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
+      // (From the slice's first block; an empty slice, K shorter than the split, loads none.)
+      float scale_b_next = 0.0f, scale_b_2_next = 0.0f;
+      if (slice.begin < slice.end) {
+        scale_b_next = scale_b_row[slice.begin];
+        scale_b_2_next = scale_b_row_2[slice.begin];
+      }
+      // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
+      // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
+      // Sub-tile i starts at row m0 + warpgroup * 64 + kSubtileRows * i: the first live_subtiles of
+      // them have rows before M. (One count, computed once: a flag per sub-tile made the compiler
+      // re-evaluate 64-bit comparisons in every iteration.)
+      const int64_t rows_left = M - (m0 + warpgroup * 64);
+      const int64_t live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
+      const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
+
+      // The K loop, once per value num_former_iters can take for this BLOCK_N.
+      dispatch_num_former_iters<BLOCK_N>(num_former_iters(n0, BLOCK_N), [&](auto former) {
+        constexpr int kNumFormerIters = decltype(former)::value;
+        for (int kb = slice.begin; kb < slice.end; ++kb, ++step, state.advance(kNumStages)) {
+          // Scale B for this block was loaded one iteration ago; start the next block's load now.
+          const float scale_b = scale_b_next, scale_b_2 = scale_b_2_next;
+          if (kb + 1 < slice.end) {
+            scale_b_next = scale_b_row[kb + 1];
+            scale_b_2_next = scale_b_row_2[kb + 1];
+          }
+          ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
+
+          // This block's scale products, read before the wgmmas are issued: their shared-memory
+          // latency then hides behind the tensor core instead of delaying the promotion.
+          const float* scale_a = smem_sa + state.stage * BLOCK_M;
+          float scale_lo[kSubtiles], scale_hi[kSubtiles];
+          float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
+          // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+          const uint32_t stage_a = state.stage * (kTileBytesA / 16),
+                         stage_b = state.stage * (kTileBytesB / 16);
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            scale_lo[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b;
+            scale_hi[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b;
+            scale_lo_2[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b_2;
+            scale_hi_2[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b_2;
+          }
+
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
+            // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
+            // barrier, which expects kNumMathThreads / ptx::kWarpSize. With multicast, lane r
+            // arrives for its warp on the barrier of the CTA of rank r: both CTAs' producers write
+            // this stage of this CTA, and wait for its release.
+            const auto release = [&] {
+              if (sub != kSubtiles - 1) return;
+              if constexpr (kMulticastCtas == 1) {
+                if (threadIdx.x % ptx::kWarpSize == 0)
+                  ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+              } else {
+                const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
+                if (lane_id < kMulticastCtas)
+                  ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
+              }
+            };
+            if (sub >= live_subtiles) {
+              release();
+              continue;
+            }
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+              // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
+              // the hardware applies the XOR to the final addresses, row by row. Along M this
+              // sub-tile's 64 rows start (warpgroup * 64 + sub * kSubtileRows) * 128 bytes down.
+              const uint64_t desc_a = ptx::advance(
+                  desc_a0, stage_a + (sub * kSubtileRows * kSwizzleBytes + kk * WGMMA_K) / 16);
+              const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+              Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+            }
+            ptx::wgmma_commit_group();
+            // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+            // asynchronously, and the producer may overwrite it as soon as the empty barrier
+            // completes. (Keeping one group in flight would need a second `acc`: no registers are
+            // left for it at 256 rows.) The other warpgroup's wgmmas keep the tensor core busy
+            // meanwhile.
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators(acc);
+            if (sub == kSubtiles - 1)
+              gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, step);
+            release();
+
+            // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
+            // 8-column group r / 4; the former groups take the first block's scale.
+            float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+            for (int r = 0; r < Wgmma::kAccumulators; ++r) {
+              const bool former = r / 4 < kNumFormerIters;
+              const float scale = row_half(r) == 0 ? (former ? scale_lo[sub] : scale_lo_2[sub])
+                                                   : (former ? scale_hi[sub] : scale_hi_2[sub]);
+              final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
+            }
+          }
+        }
+      });
+
+      // The split: the cluster adds its partial sums (the top of this file). Thread i's 8-column
+      // group g is the 16 bytes at float4 g * kNumMathThreads + i of smem_partial, in every CTA.
+      if constexpr (kSplit > 1) {
+        constexpr int kGroups = Wgmma::kAccumulators / 4;
+        const int thread = int(threadIdx.x);  // the math threads are 0 .. kNumMathThreads - 1
+        const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
+        auto* partial = reinterpret_cast<float4*>(smem_partial);
+        // 1. Every CTA has read this CTA's previous sums (round 0 passes at once); write these.
+        ptx::mbarrier_wait_cluster(read_barrier, (tile_count & 1) ^ 1, "read_barrier");
+#pragma unroll
+        for (int g = 0; g < kGroups; ++g)
+          partial[g * kNumMathThreads + thread] = make_float4(
+              final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2], final_acc[4 * g + 3]);
+        // 2. After the warp's writes, lane r arrives for the warp on the barrier of the CTA of
+        // rank r; then wait until every CTA's warps have arrived on this one.
+        __syncwarp();
+        if (lane_id < kSplit) ptx::mbarrier_arrive_cluster_after_shared_writes(written_barrier, lane_id);
+        ptx::mbarrier_wait_cluster(written_barrier, tile_count & 1, "written_barrier");
+        // 3. This CTA's columns: the same 16 bytes from every CTA, added in rank order. Its own
+        // come from its registers: the same values, one trip less over the cluster's network.
+#pragma unroll
+        for (int g = 0; g < kGroups; ++g) {
+          if (reducing_rank(g, BLOCK_N, kSplit) != rank) continue;
+          const float* slot = smem_partial + 4 * (g * kNumMathThreads + thread);
+          float4 part[kSplit];
+#pragma unroll
+          for (int r = 0; r < kSplit; ++r)
+            part[r] = r == rank ? make_float4(final_acc[4 * g], final_acc[4 * g + 1],
+                                              final_acc[4 * g + 2], final_acc[4 * g + 3])
+                                : ptx::ld_shared_cluster_v4(slot, r);
+          float4 sum = part[0];
+#pragma unroll
+          for (int r = 1; r < kSplit; ++r)
+            sum.x += part[r].x, sum.y += part[r].y, sum.z += part[r].z, sum.w += part[r].w;
+          final_acc[4 * g] = sum.x, final_acc[4 * g + 1] = sum.y;
+          final_acc[4 * g + 2] = sum.z, final_acc[4 * g + 3] = sum.w;
+        }
+      }
+
+      // Epilogue. 0: the shared tile may still hold the previous tile's rows, not yet read by its
+      // TMA store (issued at the end of the previous epilogue and left to run during this tile's
+      // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
+      // first tile), and the named barrier holds the warpgroup's other threads until it has.
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      if (t == 0) ptx::bulk_wait_group_read<0>();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
+      // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
+      // Sub-tile `sub` is the 64-row block warpgroup + sub * kNumMathWarpgroups of the tile.
+      constexpr uint32_t kSpan = Tile::kSpan;
+      const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
+#pragma unroll
+      for (int sub = 0; sub < kSubtiles; ++sub) {
+        const int block64 = warpgroup + sub * kNumMathWarpgroups;
+        const float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+        for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2) {
+          if (kSplit > 1 && reducing_rank(j, BLOCK_N, kSplit) != rank) continue;  // not its columns
+          ptx::stmatrix_x4(smem_d + stmatrix_address_offset(block64, warp, lane, j, BLOCK_M, kSpan),
+                           ptx::pack_bf16x2(final_sub[4 * j + 0], final_sub[4 * j + 1]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 2], final_sub[4 * j + 3]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 4], final_sub[4 * j + 5]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 6], final_sub[4 * j + 7]));
+        }
+      }
+      // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
+      // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), one box per panel; TMA
+      // clips what lies past M or N. No wait here: the store runs while the warpgroup starts the
+      // next tile.
+      if (t == 0) {
+        constexpr int kPanelColumns = Tile::kPanelColumns;
+#pragma unroll
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+#pragma unroll
+          for (int p = 0; p < BLOCK_N / kPanelColumns; ++p) {
+            // With a split, this CTA's panels: the columns it reduced.
+            if (kSplit > 1 && p * kPanelColumns / (BLOCK_N / kSplit) != rank) continue;
+            ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
+                              int32_t(n0 + p * kPanelColumns), int32_t(m0 + row0));
+          }
+        }
+        ptx::bulk_commit_group();
+      }
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+      // 4. With a split: the warp's loads of the cluster's sums are done (step 3); release them for
+      // the CTAs' next tile. After the epilogue, so that the arrival's GPU-wide fence
+      // (ptx::mbarrier_arrive_cluster_release) delays the next tile, not this one's store.
+      if constexpr (kSplit > 1) {
+        __syncwarp();
+        if (threadIdx.x % ptx::kWarpSize < kSplit)
+          ptx::mbarrier_arrive_cluster_release(read_barrier, threadIdx.x % ptx::kWarpSize);
+      }
+    }
+    // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
+    // before the CTA may exit.
+    if (t == 0) ptx::bulk_wait_group_read<0>();
+  }
+  // With multicast, this CTA's math warps arrive on the partner's empty barriers until their last
+  // K block: neither CTA may exit (and release its shared memory) before both are past that. So
+  // every thread of both CTAs, the producer warpgroup's included, meets here. With a split, the
+  // other CTAs read this CTA's last partial sums and arrive on its barriers: the same holds.
+  if constexpr (kClusterSize > 1) ptx::cluster_sync();
+}
+
+template <int BLOCK_M, int BLOCK_N, Multicast kMulticast, int kSplit>
+void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
+  using Tile = TileConfig<BLOCK_M, BLOCK_N, kSplit>;
+  const auto [M, N, K] = args.shape;
+  // With multicast each CTA copies half of the shared tile: the box is half as many rows.
+  const CUtensorMap map_a = gemm::make_tensor_map(
+      swizzled_view(M, K, kMulticast == Multicast::A ? BLOCK_M / 2 : BLOCK_M), args.a);
+  const CUtensorMap map_b = gemm::make_tensor_map(
+      swizzled_view(N, K, kMulticast == Multicast::B ? BLOCK_N / 2 : BLOCK_N), args.b);
+  const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
+  const CUtensorMap map_d = gemm::make_tensor_map(d_store_view(args.shape, Tile::kSpan), args.d);
+  auto* kernel = args.trace ? gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, kSplit, true>
+                            : gemm_kernel<BLOCK_M, BLOCK_N, kMulticast, kSplit, false>;
+  gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream,
+                            unsigned(c.cluster_size)};
+  // The plan assumes num_sms / cluster_size clusters fit at once. Where fewer do (a GPC with an odd
+  // number of free SMs), launch only those: a persistent cluster that waited for a free pair of
+  // SMs would start its tiles when the others are done with theirs.
+  if (c.cluster_size > 1) {
+    const int fit = gemm::max_active_clusters("chapter 12", kernel, launch);
+    if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
+  }
+  gemm::launch("chapter 12", kernel, launch, map_a, map_b, map_sa, map_d, args,
+               ch09::group_from_environment(c.group, "chapter 12"));
+}
+
+// Launches the variant the configuration names: one comparison per compiled variant.
+template <size_t... I>
+void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream,
+                   std::index_sequence<I...>) {
+  const Variant v = variant_of(c);
+  const bool launched =
+      ((v == variant_at(I) ? (launch_tile<variant_at(I).block_m, variant_at(I).block_n,
+                                          variant_at(I).multicast, variant_at(I).split>(args, c,
+                                                                                        stream),
+                              true)
+                           : false) ||
+       ...);
+  if (!launched)
+    throw gemm::UnsupportedError("chapter 12: no kernel compiled for the configuration (" +
+                                 describe(args.shape, c) + ")");
+}
+
+// How many clusters of each split's size run at once on this device: the driver's answer for the
+// split variants' kernels (one CTA per SM), the smallest over the variants of a size. Asked once
+// per device.
+template <size_t I>
+void ask_cluster_fit(ClusterFit& fit) {
+  constexpr Variant v = kSplitVariants[I];
+  using Tile = TileConfig<v.block_m, v.block_n, v.split>;
+  const gemm::LaunchConfig launch{dim3(v.split), Tile::kNumThreads, Tile::kSmemBytes, nullptr,
+                                  unsigned(v.split)};
+  const int clusters = gemm::max_active_clusters(
+      "chapter 12", gemm_kernel<v.block_m, v.block_n, Multicast::None, v.split, false>, launch);
+  fit.clusters[v.split] = std::min(fit.clusters[v.split], clusters);
+}
+template <size_t... I>
+ClusterFit ask_cluster_fit(int num_sms, std::index_sequence<I...>) {
+  ClusterFit fit = ClusterFit::for_sms(num_sms);
+  (ask_cluster_fit<I>(fit), ...);
+  return fit;
+}
+ClusterFit device_cluster_fit(int num_sms) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<int, ClusterFit> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(device);
+  if (it == known.end())
+    it = known.emplace(device, ask_cluster_fit(num_sms, std::make_index_sequence<kNumSplitVariants>{}))
+             .first;
+  return it->second;
+}
+
+void check(const gemm::GemmArgs& args) {
+  // TMA loads of A, B and scale A and TMA stores of D (16-byte aligned global addresses), one
+  // float at a time of scale B. No block_m / block_n: the grid does not grow with the shape.
+  gemm::check_arguments(args, {.who = "chapter 12",
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_sa = 16,
+                               .align_sb = 4,
+                               .align_d = 16});
+}
+
+// The heuristic's configuration with its override (config.hpp): the split as CH12_SPLIT ("1" to
+// "8"); nullptr or "" leaves the heuristic's choice.
+Config configure(const gemm::Shape& s, const char* split, int num_sms, const ClusterFit& fit) {
+  return apply_split_override(s, choose_config(s, num_sms, fit), split, num_sms, fit);
+}
+
+void gemm_with(const gemm::GemmArgs& args, const char* split, cudaStream_t stream) {
+  check(args);
+  const int num_sms = gemm::multiprocessor_count();
+  const Config c = configure(args.shape, split, num_sms, device_cluster_fit(num_sms));
+  launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, std::getenv("CH12_SPLIT"), stream);
+}
+
+// For the tests: the given variant instead of the heuristic's choice (UnsupportedError where its
+// multicast does not suit the shape).
+void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
+  check(args);
+  const int num_sms = gemm::multiprocessor_count();
+  const Config c = make_config(args.shape, v, num_sms, device_cluster_fit(num_sms));
+  launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+}
+
+// The benchmark's ablation entries (registry.cu): the split forced. 1 is chapter 11's
+// configuration, run by this chapter's kernel.
+void gemm_split_1(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "1", stream);
+}
+void gemm_split_2(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "2", stream);
+}
+void gemm_split_4(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "4", stream);
+}
+void gemm_split_8(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, "8", stream);
+}
+
+// For the binary's --print-config and its header line: on a machine without a GPU, the H100's
+// SMs and clusters.
+std::string describe_config(const gemm::Shape& s) {
+  const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
+  int device = 0;
+  const bool have_gpu = cudaGetDevice(&device) == cudaSuccess;
+  cudaGetLastError();
+  const ClusterFit fit = have_gpu ? device_cluster_fit(num_sms) : kH100ClusterFit;
+  Config c = configure(s, std::getenv("CH12_SPLIT"), num_sms, fit);
+  c.group = ch09::group_from_environment(c.group, "chapter 12");  // as the launch takes it
+  return describe(s, c) + (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
+}
+
+}  // namespace ch12
