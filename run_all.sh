@@ -15,7 +15,7 @@
 #                             ./run_all.sh --no-bench --tests
 #                             ./run_all.sh --no-bench --sanitizers --chapters "00 01 02 03 04 05"
 #                             ./run_all.sh --no-bench --sanitizers --chapters "06 07 08"
-#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10 11"
+#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10 11 12"
 #                             ./run_all.sh
 #   ./run_all.sh --chapters "NN ..."
 #                           the chapter binaries that --tests and --sanitizers run (default: all)
@@ -124,27 +124,32 @@ if [ "$sanitizers" = 1 ]; then
       [[ "$name" == 01_* ]] && shapes=("")
       # The TMA-store and persistent chapters: a shape with several tiles per CTA, and M = 1 with
       # an even number of tiles (chapter 10: multicast on A, half of it below M).
-      [[ "$name" =~ ^(08|09|10|11)_ ]] && shapes+=("257 1168 1024" "1 256 384")
+      [[ "$name" =~ ^(08|09|10|11|12)_ ]] && shapes+=("257 1168 1024" "1 256 384")
       # Chapter 10 with multicast on B (two rows of 256 x 128 tiles), and chapter 11's 256-row tile
       # (CH11_BLOCK_M=256, not the heuristic's own choice) with multicast on B: two rows of
       # 256 x 96 tiles.
       [[ "$name" == 10_* ]] && shapes+=("257 1024 1024 - B")
       [[ "$name" == 11_* ]] && shapes+=("257 1168 1024 256 B")
+      # Chapter 12's split: the heuristic's own (64 x 2112: split 4 over 64 x 128 tiles), split 3
+      # on ragged 128-row tiles with uneven slices, and split 8 where K is 3 blocks (five CTAs of
+      # each cluster without a K block).
+      [[ "$name" == 12_* ]] && shapes+=("64 2112 1024" "100 2120 640 - - 3" "1 1024 384 - - 8")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
         block_m=""
         multicast=""
         if [ -n "$shape" ]; then
-          read -r m n k block_m multicast <<<"$shape"
+          read -r m n k block_m multicast split <<<"$shape"
           [ "$block_m" = - ] && block_m=""
+          [ "$multicast" = - ] && multicast=""
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
-          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${multicast:+ multicast=$multicast}"
+          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${multicast:+ multicast=$multicast}${split:+ split=$split}"
         fi
         for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
           t0=$SECONDS
-          CH11_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast \
+          CH11_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
             timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
@@ -170,7 +175,7 @@ fi
 # The timelines of the persistent chapters (the epilogue against the next tile's loads), on a shape
 # with few K blocks per tile so that the tiles are visible: SVGs in build/results.
 if [ "$tests" = 1 ]; then
-  for name in 09_persistent_scheduler 10_tma_multicast 11_configuration; do
+  for name in 09_persistent_scheduler 10_tma_multicast 11_configuration 12_split_k; do
     timeout 60 "$bin/$name" --m 4096 --n 7168 --k 2048 --no-check --no-timing \
       --trace "$results/trace-$name-4096x7168x2048.svg" >"$results/trace-$name.log" 2>&1
     note "trace $name" "exit $?: $(tail -n 1 "$results/trace-$name.log")"

@@ -208,7 +208,11 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
   c.k_blocks_per_slice = k_slice(num_k_blocks, v.split, 0).end;
   if (v.split > 1) {
     // The split's clusters: every CTA of a cluster on the same tile, clusters walking the tiles.
-    const int running = fit.clusters[v.split] > 0 ? fit.clusters[v.split] : 1;
+    const int running = fit.clusters[v.split];
+    if (running < 1)
+      throw gemm::UnsupportedError("chapter 12: no cluster of " + std::to_string(v.split) +
+                                   " CTAs fits on this GPU (" + std::to_string(num_sms) +
+                                   " SMs)");
     c.cluster_size = v.split;
     c.group = ch09::cached_group(c.tiles_m, c.tiles_n, v.block_m, v.block_n, running);
     c.clusters = ch09::persistent_grid(c.tiles_m * c.tiles_n, running);

@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
           needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
       // (From the slice's first block; an empty slice, K shorter than the split, loads none.)
       float scale_b_next = 0.0f, scale_b_2_next = 0.0f;
-      if (slice.begin < slice.end) {
+      if (kSplit == 1 || slice.begin < slice.end) {
         scale_b_next = scale_b_row[slice.begin];
         scale_b_2_next = scale_b_row_2[slice.begin];
       }
