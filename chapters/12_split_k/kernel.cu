@@ -211,9 +211,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       ptx::mbarrier_init(&empty_barriers[s], kMulticastCtas * kNumMathThreads / ptx::kWarpSize);
     }
     if constexpr (kSplit > 1) {
-      // One arrival per math warp of every CTA of the cluster, once per tile.
-      ptx::mbarrier_init(written_barrier, kSplit * kNumMathThreads / ptx::kWarpSize);
-      ptx::mbarrier_init(read_barrier, kSplit * kNumMathThreads / ptx::kWarpSize);
+      // One arrival per math thread of every CTA of the cluster, once per tile.
+      ptx::mbarrier_init(written_barrier, kSplit * kNumMathThreads);
+      ptx::mbarrier_init(read_barrier, kSplit * kNumMathThreads);
     }
     ptx::fence_barrier_init();
   }
@@ -422,7 +422,6 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       if constexpr (kSplit > 1) {
         constexpr int kGroups = Wgmma::kAccumulators / 4;
         const int thread = int(threadIdx.x);  // the math threads are 0 .. kNumMathThreads - 1
-        const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
         auto* partial = reinterpret_cast<float4*>(smem_partial);
         // 1. Every CTA has read this CTA's previous sums (round 0 passes at once); write these.
         ptx::mbarrier_wait_cluster(read_barrier, (tile_count & 1) ^ 1, "read_barrier");
@@ -430,10 +429,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         for (int g = 0; g < kGroups; ++g)
           partial[g * kNumMathThreads + thread] = make_float4(
               final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2], final_acc[4 * g + 3]);
-        // 2. After the warp's writes, lane r arrives for the warp on the barrier of the CTA of
-        // rank r; then wait until every CTA's warps have arrived on this one.
-        __syncwarp();
-        if (lane_id < kSplit) ptx::mbarrier_arrive_cluster_after_shared_writes(written_barrier, lane_id);
+        // 2. Each thread releases its writes and arrives on the barrier of every CTA of the
+        // cluster; then waits until every CTA's threads have arrived on this one.
+        ptx::fence_release_shared_writes_cluster();
+#pragma unroll
+        for (int r = 0; r < kSplit; ++r) ptx::mbarrier_arrive_cluster_relaxed(written_barrier, r);
         ptx::mbarrier_wait_cluster(written_barrier, tile_count & 1, "written_barrier");
         // 3. This CTA's columns: the same 16 bytes from every CTA, added in rank order. Its own
         // come from its registers: the same values, one trip less over the cluster's network.
@@ -505,13 +505,14 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         ptx::bulk_commit_group();
       }
       gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
-      // 4. With a split: the warp's loads of the cluster's sums are done (step 3); release them for
-      // the CTAs' next tile. After the epilogue, so that the arrival's GPU-wide fence
-      // (ptx::mbarrier_arrive_cluster_release) delays the next tile, not this one's store.
+      // 4. With a split: this thread's loads of the cluster's sums (step 3) are ordered before its
+      // arrivals on every CTA's "read" barrier, which free those sums for the CTAs' next tile.
+      // After the epilogue, so that the fence's GPU-wide MEMBAR (common/ptx/cluster.cuh) delays
+      // the next tile, not this one's store.
       if constexpr (kSplit > 1) {
-        __syncwarp();
-        if (threadIdx.x % ptx::kWarpSize < kSplit)
-          ptx::mbarrier_arrive_cluster_release(read_barrier, threadIdx.x % ptx::kWarpSize);
+        ptx::fence_acq_rel_cluster();
+#pragma unroll
+        for (int r = 0; r < kSplit; ++r) ptx::mbarrier_arrive_cluster_relaxed(read_barrier, r);
       }
     }
     // The shared tile must stay valid until TMA has read the last tile's rows: wait for that

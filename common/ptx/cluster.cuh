@@ -76,38 +76,36 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
 //   "read"     the reader's ld.shared::cluster, then its arrival on the writer's barrier; the
 //              writer's wait, then its next tile's st.shared over the same bytes.
 //
-// The plain way, mbarrier.arrive.release.cluster and mbarrier.try_wait.acquire.cluster, costs a
-// GPU-wide fence per arrival (ptxas: MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR) and an L1
-// invalidation per completed wait (CCTL.IVALL): SASS of chapter 12 by cuobjdump 13.0. The PTX
-// ISA's fences restricted to shared memory ("membar / fence": .sync_restrict::shared::cta on a
-// release, .sync_restrict::shared::cluster on an acquire, each paired with a relaxed mbarrier
-// operation at cluster scope) order exactly these accesses, and compile to MEMBAR.ALL.CTA and
-// FENCE.VIEW.ASYNC.S before the arrival and to nothing after the wait.
+// Each thread fences once and then arrives, relaxed, on the barrier of every CTA of the cluster.
+// The fences: after the writes, fence.release.sync_restrict::shared::cta.cluster, a release at
+// cluster scope restricted to this CTA's shared memory; after the remote loads, fence.acq_rel
+// .cluster (the restricted release does not cover them); after a wait,
+// fence.acquire.sync_restrict::shared::cluster.cluster (PTX ISA, "membar / fence"). By the SASS
+// (cuobjdump 13.0): MEMBAR.ALL.CTA and FENCE.VIEW.ASYNC.S for the first, a GPU-wide MEMBAR.ALL.GPU
+// for the second, nothing for the third; mbarrier.arrive.release.cluster would put the GPU-wide
+// fence before every arrival, and try_wait.acquire.cluster an L1 invalidation (CCTL.IVALL) after
+// every completed wait.
 
-// After this thread's st.shared: one arrival on the mbarrier at the offset of `bar` in the CTA of
-// rank `cta_rank`, releasing those writes to the cluster.
-__device__ __forceinline__ void mbarrier_arrive_cluster_after_shared_writes(uint64_t* bar,
-                                                                             uint32_t cta_rank) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "fence.release.sync_restrict::shared::cta.cluster;\n"
-      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(shared_address(bar)),
-      "r"(cta_rank)
-      : "memory");
+// This thread's st.shared so far, released at cluster scope to whoever acquires after its next
+// relaxed arrivals.
+__device__ __forceinline__ void fence_release_shared_writes_cluster() {
+  asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n" ::: "memory");
 }
 
-// After this thread's ld.shared::cluster: one arrival on that barrier with release at cluster
-// scope (PTX ISA, "mbarrier.arrive": .release, .cluster), which orders the remote loads too: the
-// restricted release above covers this CTA's own shared memory only.
-__device__ __forceinline__ void mbarrier_arrive_cluster_release(uint64_t* bar, uint32_t cta_rank) {
+// Everything this thread did so far (its ld.shared::cluster included), ordered at cluster scope
+// before its next arrivals.
+__device__ __forceinline__ void fence_acq_rel_cluster() {
+  asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+}
+
+// One relaxed arrival on the mbarrier at the offset of `bar` in the CTA of rank `cta_rank` (PTX
+// ISA, "mbarrier.arrive": .relaxed, .cluster, .shared::cluster): the fence before it orders.
+__device__ __forceinline__ void mbarrier_arrive_cluster_relaxed(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(shared_address(bar)),
       "r"(cta_rank)
       : "memory");
@@ -126,9 +124,9 @@ __device__ __forceinline__ bool mbarrier_try_wait_cluster(uint64_t* bar, uint32_
   return done != 0;
 }
 
-// Blocks until that phase has completed, then acquires at cluster scope what the arrivals released,
-// for this thread's shared-memory accesses after it (debug builds, GEMM_DEBUG: traps after about a
-// second with the barrier's name, as mbarrier_wait does).
+// Blocks until that phase has completed, then acquires at cluster scope, for this thread's shared
+// memory accesses after it, what the arrivals' fences released (debug builds, GEMM_DEBUG: traps
+// after about a second with the barrier's name, as mbarrier_wait does).
 __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity,
                                                       const char* name = "mbarrier") {
 #ifdef GEMM_DEBUG
