@@ -122,13 +122,13 @@ inline constexpr int kSplitBlockN[] = {64, 96, 128, 160};
 inline constexpr int kSplitBelowBlockN = 32;
 inline constexpr int kMinSplitStages = 5;
 
-#define CH12_SPLITS_FOR(bm)                                                                     \
-  Variant{bm, 64, Multicast::None, 2}, Variant{bm, 64, Multicast::None, 4},                     \
-      Variant{bm, 96, Multicast::None, 2}, Variant{bm, 96, Multicast::None, 3},                 \
-      Variant{bm, 96, Multicast::None, 6}, Variant{bm, 128, Multicast::None, 2},                \
-      Variant{bm, 128, Multicast::None, 4}, Variant{bm, 128, Multicast::None, 8},               \
-      Variant{bm, 160, Multicast::None, 2}, Variant {                                           \
-    bm, 160, Multicast::None, 5                                                                 \
+#define CH12_SPLITS_FOR(bm)                                                       \
+  Variant{bm, 64, Multicast::None, 2}, Variant{bm, 64, Multicast::None, 4},       \
+      Variant{bm, 96, Multicast::None, 2}, Variant{bm, 96, Multicast::None, 3},   \
+      Variant{bm, 96, Multicast::None, 6}, Variant{bm, 128, Multicast::None, 2},  \
+      Variant{bm, 128, Multicast::None, 4}, Variant{bm, 128, Multicast::None, 8}, \
+      Variant{bm, 160, Multicast::None, 2}, Variant {                             \
+    bm, 160, Multicast::None, 5                                                   \
   }
 inline constexpr Variant kSplitVariants[] = {CH12_SPLITS_FOR(64), CH12_SPLITS_FOR(128)};
 #undef CH12_SPLITS_FOR
@@ -200,7 +200,8 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
                                  std::to_string(v.block_m) + ", BLOCK_N " +
                                  std::to_string(v.block_n) + ", split " + std::to_string(v.split));
   Config c;
-  static_cast<ch11::Config&>(c) = ch11::make_config(s, {v.block_m, v.block_n, v.multicast}, num_sms);
+  static_cast<ch11::Config&>(c) =
+      ch11::make_config(s, {v.block_m, v.block_n, v.multicast}, num_sms);
   c.split = v.split;
   c.stages = stages_for(v.block_m, v.block_n, v.split);
   c.smem_bytes = smem_bytes(v.block_m, v.block_n, v.split);
@@ -211,8 +212,7 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
     const int running = fit.clusters[v.split];
     if (running < 1)
       throw gemm::UnsupportedError("chapter 12: no cluster of " + std::to_string(v.split) +
-                                   " CTAs fits on this GPU (" + std::to_string(num_sms) +
-                                   " SMs)");
+                                   " CTAs fits on this GPU (" + std::to_string(num_sms) + " SMs)");
     c.cluster_size = v.split;
     c.group = ch09::cached_group(c.tiles_m, c.tiles_n, v.block_m, v.block_n, running);
     c.clusters = ch09::persistent_grid(c.tiles_m * c.tiles_n, running);

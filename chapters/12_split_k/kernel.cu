@@ -46,7 +46,7 @@
 namespace ch12 {
 
 using ch09::TileCoord;
-using ch10::cta_tile;  // cluster.hpp
+using ch10::cta_tile;      // cluster.hpp
 using ch11::d_tile_bytes;  // chapter 11's config.hpp
 using ch11::stage_bytes;
 
@@ -558,11 +558,11 @@ void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t str
                    std::index_sequence<I...>) {
   const Variant v = variant_of(c);
   const bool launched =
-      ((v == variant_at(I) ? (launch_tile<variant_at(I).block_m, variant_at(I).block_n,
-                                          variant_at(I).multicast, variant_at(I).split>(args, c,
-                                                                                        stream),
-                              true)
-                           : false) ||
+      ((v == variant_at(I)
+            ? (launch_tile<variant_at(I).block_m, variant_at(I).block_n, variant_at(I).multicast,
+                           variant_at(I).split>(args, c, stream),
+               true)
+            : false) ||
        ...);
   if (!launched)
     throw gemm::UnsupportedError("chapter 12: no kernel compiled for the configuration (" +
@@ -596,7 +596,9 @@ ClusterFit device_cluster_fit(int num_sms) {
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(device);
   if (it == known.end())
-    it = known.emplace(device, ask_cluster_fit(num_sms, std::make_index_sequence<kNumSplitVariants>{}))
+    it = known
+             .emplace(device,
+                      ask_cluster_fit(num_sms, std::make_index_sequence<kNumSplitVariants>{}))
              .first;
   return it->second;
 }
