@@ -13,7 +13,7 @@
 
 namespace ch12 {
 void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  // kernel.cu
-ClusterFit device_cluster_fit(int num_sms);                                      // kernel.cu
+ClusterFit device_cluster_fit(int num_sms);                                     // kernel.cu
 }  // namespace ch12
 
 namespace gemm {
@@ -35,8 +35,7 @@ std::vector<uint16_t> run_and_check(const ch12::Variant& v, const Shape& s, uint
   const std::vector<uint16_t> d = dev.download_d();
   const Chapter& ch = *find_chapter(12);
   testing::expect_matches_reference(
-      check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs), ch.max_rel_diff,
-      what);
+      check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs), ch.max_rel_diff, what);
   return d;
 }
 
@@ -49,9 +48,10 @@ TEST(Chapter12, EverySplitVariantMatchesTheReference) {
   const ch12::ClusterFit fit = ch12::device_cluster_fit(multiprocessor_count());
   for (const ch12::Variant& v : ch12::kSplitVariants) {
     const int64_t more_tiles = fit.clusters[v.split] + 3;
-    for (const Shape& s : {Shape{v.block_m - 7, 3 * int64_t(v.block_n) - 8, 128 * (2 * v.split + 1)},
-                           Shape{v.block_m - 7, 2 * int64_t(v.block_n), 128},
-                           Shape{2 * v.block_m - 7, more_tiles * v.block_n - 8, 640}})
+    for (const Shape& s :
+         {Shape{v.block_m - 7, 3 * int64_t(v.block_n) - 8, 128 * (2 * v.split + 1)},
+          Shape{v.block_m - 7, 2 * int64_t(v.block_n), 128},
+          Shape{2 * v.block_m - 7, more_tiles * v.block_n - 8, 640}})
       run_and_check(v, s, testing::test_seed() + uint64_t(v.block_n * 10 + v.split) + s.k);
   }
 }

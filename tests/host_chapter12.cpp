@@ -134,8 +134,7 @@ TEST(Chapter12, SplitOverride) {
   }
   // 1 is chapter 11's configuration, also where the heuristic splits.
   const gemm::Shape narrow{64, 2112, 7168};
-  const ch12::Config one =
-      ch12::apply_split_override(narrow, ch12::choose_config(narrow), "1");
+  const ch12::Config one = ch12::apply_split_override(narrow, ch12::choose_config(narrow), "1");
   const ch11::Config c11 = ch11::choose_config(narrow);
   EXPECT_EQ(ch12::variant_of(one),
             (ch12::Variant{c11.variant.block_m, c11.variant.block_n, c11.variant.multicast, 1}));
