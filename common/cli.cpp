@@ -38,7 +38,7 @@ constexpr Flag kFlags[] = {
      "write the chapter's pictures into DIR (no GPU needed)"},
     {"--print-config", nullptr, true,
      "print the kernel configuration the chapter chooses for the shape and exit (no GPU needed; "
-     "chapters with a configuration heuristic: 10)"},
+     "chapters with a configuration heuristic: 10 to 12)"},
     {"--help", nullptr, false, "print this and exit"},
 };
 
