@@ -60,6 +60,20 @@ TEST(Chapter12, EveryGroupIsReducedByOneRankInPairs) {
   EXPECT_TRUE(ch12::splits_evenly(96, 6));
 }
 
+// kSplitVariants lists, for BLOCK_M 64 and 128, exactly the widths of kSplitBlockN with every
+// split from 2 to kMaxSplit that splits them evenly.
+TEST(Chapter12, TheSplitVariantsAreEveryEvenSplitOfTheWidths) {
+  std::set<std::tuple<int, int, int>> listed, expected;
+  for (const ch12::Variant& v : ch12::kSplitVariants)
+    listed.insert({v.block_m, v.block_n, v.split});
+  for (const int block_m : {64, 128})
+    for (const int block_n : ch12::kSplitBlockN)
+      for (int split = 2; split <= ch12::kMaxSplit; ++split)
+        if (ch12::splits_evenly(block_n, split)) expected.insert({block_m, block_n, split});
+  EXPECT_EQ(listed, expected);
+  EXPECT_EQ(listed.size(), size_t(ch12::kNumSplitVariants));
+}
+
 TEST(Chapter12, EverySplitVariantFitsTheBudget) {
   for (const ch12::Variant& v : ch12::kSplitVariants) {
     const std::string what = std::to_string(v.block_m) + "x" + std::to_string(v.block_n) +

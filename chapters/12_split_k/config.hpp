@@ -228,13 +228,17 @@ constexpr int split_block_m(const gemm::Shape& s) {
   return s.m <= 64 ? 64 : 128;
 }
 
+// Step 1: chapter 11's configuration, split 1.
+inline Config chapter11_config(const gemm::Shape& s, int num_sms, const ClusterFit& fit) {
+  const ch11::Variant v = ch11::choose_config(s, num_sms).variant;
+  return make_config(s, {v.block_m, v.block_n, v.multicast, 1}, num_sms, fit);
+}
+
 // Steps 1 to 4.
 inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms,
                             const ClusterFit& fit = kH100ClusterFit) {
-  const ch11::Config c11 = ch11::choose_config(s, num_sms);
-  Config best = make_config(s, {c11.variant.block_m, c11.variant.block_n, c11.variant.multicast, 1},
-                            num_sms, fit);
-  if (c11.variant.block_n >= kSplitBelowBlockN) return best;
+  Config best = chapter11_config(s, num_sms, fit);
+  if (best.variant.block_n >= kSplitBelowBlockN) return best;
   const int num_k_blocks = int(s.k / gemm::kScaleBlock);
   const int block_m = split_block_m(s);
   const int64_t tiles_m = (s.m + block_m - 1) / block_m;
@@ -261,11 +265,7 @@ inline Config apply_split_override(const gemm::Shape& s, const Config& chosen, c
     throw gemm::UnsupportedError("chapter 12: CH12_SPLIT must be 1 to " +
                                  std::to_string(kMaxSplit) + " (got \"" + value + "\")");
   const int split = value[0] - '0';
-  if (split == 1) {
-    const ch11::Config c11 = ch11::choose_config(s, num_sms);
-    return make_config(s, {c11.variant.block_m, c11.variant.block_n, c11.variant.multicast, 1},
-                       num_sms, fit);
-  }
+  if (split == 1) return chapter11_config(s, num_sms, fit);
   bool found = false;
   Config best;
   for (const Variant& v : kSplitVariants) {

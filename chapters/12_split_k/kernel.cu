@@ -99,8 +99,8 @@ struct TileConfig {
   static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
   static constexpr uint32_t kStageBytes =
       kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
-  // The bf16 tile the epilogue stores from, written once per CTA, beside the stages. Its panels
-  // are as wide as a CTA's share of the columns allows, so that each CTA stores whole panels.
+  // The bf16 tile the epilogue stores from, written once per CTA, beside the stages.
+  // With a split, its panels are as wide as a CTA's share of the columns: each stores whole panels.
   static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N / kSplit);  // bytes per panel row
   static constexpr int kPanelColumns = int(kSpan) / 2;
   static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
@@ -181,8 +181,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // The tiles this CTA computes. The scheduler walks the grid of pairs of tiles (of tiles, without
   // multicast): cluster c takes pairs c, c + clusters, ... < pairs, and the CTA of rank r in the
   // cluster the r-th tile of each pair (cta_tile, cluster.hpp). The launch pairs the tiles exactly
-  // (tiles_m even for multicast on B, tiles_n even on A), so both CTAs always have a tile. With a
-  // split every CTA of the cluster takes the cluster's tile, and its own slice of K.
+  // (tiles_m even for multicast on B, tiles_n even on A), so both CTAs always have a tile.
+  // With a split, every CTA of the cluster takes the cluster's tile, and its own slice of K.
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int pairs_m = kMulticast == Multicast::B ? tiles_m / 2 : tiles_m;
   const int pairs_n = kMulticast == Multicast::A ? tiles_n / 2 : tiles_n;
@@ -219,8 +219,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
     ptx::fence_barrier_init();
   }
   // The partner's producer may multicast into this CTA's stages and complete its full barriers,
-  // and its math warps arrive on its empty barriers (with a split, on the written and read
-  // barriers): none of that before they are initialised.
+  // and its math warps arrive on its empty barriers: none of that before they are initialised.
+  // With a split, every CTA's math threads arrive on its written and read barriers.
   if constexpr (kClusterSize > 1)
     ptx::cluster_sync();
   else
@@ -522,8 +522,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   }
   // With multicast, this CTA's math warps arrive on the partner's empty barriers until their last
   // K block: neither CTA may exit (and release its shared memory) before both are past that. So
-  // every thread of both CTAs, the producer warpgroup's included, meets here. With a split, the
-  // other CTAs read this CTA's last partial sums and arrive on its barriers: the same holds.
+  // every thread of both CTAs, the producer warpgroup's included, meets here.
+  // With a split, the other CTAs read this CTA's last partial sums and arrive on its barriers.
   if constexpr (kClusterSize > 1) ptx::cluster_sync();
 }
 
@@ -656,8 +656,8 @@ void gemm_split_8(const gemm::GemmArgs& args, cudaStream_t stream) {
   gemm_with(args, "8", stream);
 }
 
-// For the binary's --print-config and its header line: on a machine without a GPU, the H100's
-// SMs and clusters.
+// For the binary's --print-config and its header line.
+// Without a GPU, the H100's SMs and clusters.
 std::string describe_config(const gemm::Shape& s) {
   const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
   int device = 0;

@@ -10,9 +10,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 
 #include "common/ptx/base.cuh"
+#include "common/ptx/mbarrier.cuh"
 
 namespace ptx {
 
@@ -125,19 +125,12 @@ __device__ __forceinline__ bool mbarrier_try_wait_cluster(uint64_t* bar, uint32_
 }
 
 // Blocks until that phase has completed, then acquires at cluster scope, for this thread's shared
-// memory accesses after it, what the arrivals' fences released (debug builds, GEMM_DEBUG: traps
-// after about a second with the barrier's name, as mbarrier_wait does).
+// memory accesses after it, what the arrivals' fences released (debug builds, GEMM_DEBUG: with
+// mbarrier_wait's watchdog, ptx/mbarrier.cuh).
 __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity,
                                                       const char* name = "mbarrier") {
 #ifdef GEMM_DEBUG
-  const long long start = clock64();
-  while (!mbarrier_try_wait_cluster(bar, parity)) {
-    if (clock64() - start > (1ll << 31)) {
-      printf("mbarrier_wait_cluster timed out: %s (parity %u) block %d thread %d\n", name, parity,
-             blockIdx.x, threadIdx.x);
-      __trap();
-    }
-  }
+  mbarrier_wait_or_trap<mbarrier_try_wait_cluster>(bar, parity, name);
 #else
   (void)name;
   while (!mbarrier_try_wait_cluster(bar, parity)) {

@@ -81,11 +81,13 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint32_t parity
 
 // Blocks until the phase with the given parity has completed, or traps after about a second
 // (2^31 clocks) printing the barrier's name and parity: a pipeline bug then ends the program with
-// a message instead of hanging the GPU. mbarrier_wait uses it in debug builds.
+// a message instead of hanging the GPU. mbarrier_wait uses it in debug builds. TryWait: this
+// file's try_wait, or another form of it (chapter 12's at cluster scope, ptx/cluster.cuh).
+template <bool (*TryWait)(uint64_t*, uint32_t) = mbarrier_try_wait>
 inline __device__ __noinline__ void mbarrier_wait_or_trap(uint64_t* bar, uint32_t parity,
                                                           const char* name) {
   const long long start = clock64();
-  while (!mbarrier_try_wait(bar, parity)) {
+  while (!TryWait(bar, parity)) {
     if (clock64() - start > (1ll << 31)) {
       printf("mbarrier_wait timed out: %s (parity %u) block (%d,%d) thread %d\n", name, parity,
              blockIdx.x, blockIdx.y, threadIdx.x);
