@@ -154,6 +154,33 @@ TEST(Chapter07, DispatchTurnsTheValueIntoACompileTimeOne) {
   check_dispatch<160>();
 }
 
+// dispatch_k_loop: both run-time choices reach the loop as compile-time ones, once, for every
+// num_former_iters value of a two-block tile width and both values of the flag.
+template <int kBlockN>
+void check_k_loop_dispatch() {
+  constexpr ch07::FormerIterValues set = ch07::num_former_iters_values(kBlockN);
+  for (int i = 0; i < set.count; ++i) {
+    for (bool all_live : {false, true}) {
+      int got_former = -1, calls = 0;
+      bool got_live = !all_live;
+      ch07::dispatch_k_loop<kBlockN>(set.values[i], all_live, [&](auto former, auto all) {
+        got_former = decltype(former)::value;
+        got_live = decltype(all)::value;
+        ++calls;
+      });
+      EXPECT_EQ(calls, 1) << "block_n " << kBlockN << " value " << set.values[i];
+      EXPECT_EQ(got_former, set.values[i]);
+      EXPECT_EQ(got_live, all_live);
+    }
+  }
+}
+
+TEST(Chapter07, KLoopDispatchPassesBothChoices) {
+  check_k_loop_dispatch<96>();
+  check_k_loop_dispatch<128>();
+  check_k_loop_dispatch<144>();
+}
+
 TEST(Chapter07, SecondScalePastTheEndOfN) {
   // N = 1024 (8 scale blocks), BLOCK_N = 144: the last tile [1008, 1152) reaches into block 8,
   // which does not exist; its columns from 1024 on are padding.

@@ -196,67 +196,74 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     const uint64_t desc_b0 = make_descriptor(smem_b);
 
     PipelineState state;
-    for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
-      // Scale B for this block was loaded one iteration ago; start the next block's load now.
-      const float scale_b = scale_b_next;
-      if (kb + 1 < num_k_blocks) scale_b_next = scale_b_row[kb + 1];
-      ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
-      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
+    // The K loop, twice: for the tiles whose sub-tiles all have rows before M (all of them but
+    // the last row of tiles, when M is not a multiple of BLOCK_M), and for the others.
+    dispatch_bool(live_subtiles == kSubtiles, [&](auto all_live) {
+      constexpr bool kAllLive = decltype(all_live)::value;
+      for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
+        // Scale B for this block was loaded one iteration ago; start the next block's load now.
+        // The pointer steps one block at a time: an address rebuilt from kb costs 64-bit
+        // arithmetic between the promotion and the next wgmma (README, "The promotion's window").
+        const float scale_b = scale_b_next;
+        if (kb + 1 < num_k_blocks) scale_b_next = *++scale_b_row;
+        ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+        gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
-      // This block's scale products, read before the wgmmas are issued: their shared-memory
-      // latency then hides behind the tensor core instead of delaying the promotion.
-      const float* scale_a = smem_sa + state.stage * BLOCK_M;
-      float scale_lo[kSubtiles], scale_hi[kSubtiles];
-      // The stage's offsets from stage 0, in the descriptors' 16-byte units.
-      const uint32_t stage_a = state.stage * (kTileBytesA / 16),
-                     stage_b = state.stage * (kTileBytesB / 16);
+        // This block's scale products, read before the wgmmas are issued: their shared-memory
+        // latency then hides behind the tensor core instead of delaying the promotion.
+        const float* scale_a = smem_sa + state.stage * BLOCK_M;
+        float scale_lo[kSubtiles], scale_hi[kSubtiles];
+        // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+        const uint32_t stage_a = state.stage * (kTileBytesA / 16),
+                       stage_b = state.stage * (kTileBytesB / 16);
 #pragma unroll
-      for (int sub = 0; sub < kSubtiles; ++sub) {
-        scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
-        scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
-      }
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
+          scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
+        }
 
 #pragma unroll
-      for (int sub = 0; sub < kSubtiles; ++sub) {
-        // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if it
-        // has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
-        // barrier, which expects kNumMathThreads / ptx::kWarpSize.
-        const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
-        if (sub >= live_subtiles) {
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
+          // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
+          // barrier, which expects kNumMathThreads / ptx::kWarpSize.
+          const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
+          if (!kAllLive && sub >= live_subtiles) {
+            if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+            continue;
+          }
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+            // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
+            // the hardware applies the XOR to the final addresses, row by row. Along M this
+            // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
+            const uint64_t desc_a =
+                ptx::advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
+            const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+            Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+          }
+          ptx::wgmma_commit_group();
+          // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
+          // asynchronously, and the producer may overwrite it as soon as the empty barrier
+          // completes. (Keeping one group in flight would need a second `acc`: no registers are
+          // left for it at 256 rows.) The other warpgroup's wgmmas keep the tensor core busy
+          // meanwhile.
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators(acc);
+          if (sub == kSubtiles - 1)
+            gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
           if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
-          continue;
-        }
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
-          // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
-          // the hardware applies the XOR to the final addresses, row by row. Along M this
-          // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
-          const uint64_t desc_a =
-              ptx::advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
-          const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
-          Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
-        }
-        ptx::wgmma_commit_group();
-        // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
-        // asynchronously, and the producer may overwrite it as soon as the empty barrier
-        // completes. (Keeping one group in flight would need a second `acc`: no registers are
-        // left for it at 256 rows.) The other warpgroup's wgmmas keep the tensor core busy
-        // meanwhile.
-        ptx::wgmma_wait<0>();
-        ptx::fence_accumulators(acc);
-        if (sub == kSubtiles - 1)
-          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
-        if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
 
-        // Promotion, on the CUDA cores: one FFMA per accumulator.
-        float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+          // Promotion, on the CUDA cores: one FFMA per accumulator.
+          float* final_sub = final_acc + sub * Wgmma::kAccumulators;
 #pragma unroll
-        for (int r = 0; r < Wgmma::kAccumulators; ++r)
-          final_sub[r] =
-              fmaf(acc[r], row_half(r) == 0 ? scale_lo[sub] : scale_hi[sub], final_sub[r]);
+          for (int r = 0; r < Wgmma::kAccumulators; ++r)
+            final_sub[r] =
+                fmaf(acc[r], row_half(r) == 0 ? scale_lo[sub] : scale_hi[sub], final_sub[r]);
+        }
       }
-    }
+    });
 
     // Epilogue, unchanged from chapter 02, now from the promoted sums, one sub-tile at a time.
 #pragma unroll

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/problem.hpp"
 #include "common/ptx/descriptor.hpp"  // accumulator_position
@@ -40,6 +41,17 @@ GEMM_HOST_DEVICE constexpr int subtiles(int block_m) {
 }
 GEMM_HOST_DEVICE constexpr int subtile_row(int warpgroup, int sub) {
   return warpgroup * 64 + sub * 128;
+}
+
+// Calls f(std::true_type{}) if value, f(std::false_type{}) otherwise: a run-time flag turned into
+// a compile-time one. The kernel's K loop then exists twice, and the copy that nearly every tile
+// runs has no test of the flag in it (README, "The test that never fires").
+template <typename F>
+GEMM_HOST_DEVICE void dispatch_bool(bool value, F&& f) {
+  if (value)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
 }
 
 }  // namespace ch06

@@ -200,16 +200,21 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
     const uint64_t desc_b0 = make_descriptor(smem_b);
 
-    // The K loop, once per value num_former_iters can take for this BLOCK_N.
-    dispatch_num_former_iters<BLOCK_N>(num_former_iters(n0, BLOCK_N), [&](auto former) {
+    // The K loop, once per value num_former_iters can take for this BLOCK_N, and twice for each
+    // (chapter 06): for a tile whose sub-tiles all have rows before M, and for the others.
+    const bool all_live = live_subtiles == kSubtiles;
+    dispatch_k_loop<BLOCK_N>(num_former_iters(n0, BLOCK_N), all_live, [&](auto former, auto all) {
       constexpr int kNumFormerIters = decltype(former)::value;
+      constexpr bool kAllLive = decltype(all)::value;
       PipelineState state;
       for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
         // Scale B for this block was loaded one iteration ago; start the next block's load now.
+        // The pointers step one block at a time: an address rebuilt from kb costs 64-bit
+        // arithmetic between the promotion and the next wgmma (chapter 06).
         const float scale_b = scale_b_next, scale_b_2 = scale_b_2_next;
         if (kb + 1 < num_k_blocks) {
-          scale_b_next = scale_b_row[kb + 1];
-          scale_b_2_next = scale_b_row_2[kb + 1];
+          scale_b_next = *++scale_b_row;
+          scale_b_2_next = *++scale_b_row_2;
         }
         ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
@@ -236,7 +241,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
           // barrier, which expects kNumMathThreads / ptx::kWarpSize.
           const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
-          if (sub >= live_subtiles) {
+          if (!kAllLive && sub >= live_subtiles) {
             if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
             continue;
           }

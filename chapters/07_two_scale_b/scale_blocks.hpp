@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <utility>  // std::integer_sequence, for the compile-time dispatch
 
+#include "chapters/06_fp8_promotion/promotion.hpp"  // dispatch_bool
 #include "common/host_device.hpp"
 #include "common/problem.hpp"  // gemm::Shape
 
@@ -146,6 +147,16 @@ template <int kBlockN, typename F>
 GEMM_HOST_DEVICE bool dispatch_num_former_iters(int value, F&& f) {
   return detail::dispatch_num_former_iters<kBlockN>(
       value, f, std::make_integer_sequence<int, num_former_iters_values(kBlockN).count>{});
+}
+
+// The K loop's two compile-time choices at once: num_former_iters (above) and chapter 06's flag
+// for a tile whose sub-tiles all have rows before M. Calls f(former, all_live), both as
+// std::integral_constant.
+template <int kBlockN, typename F>
+GEMM_HOST_DEVICE void dispatch_k_loop(int former_value, bool all_live, F&& f) {
+  dispatch_num_former_iters<kBlockN>(former_value, [&](auto former) {
+    ch06::dispatch_bool(all_live, [&](auto live) { f(former, live); });
+  });
 }
 
 // --- The BLOCK_N values the chapter offers ------------------------------------------------------
