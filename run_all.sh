@@ -130,6 +130,9 @@ if [ "$sanitizers" = 1 ]; then
       # 256 x 96 tiles.
       [[ "$name" == 10_* ]] && shapes+=("257 1024 1024 - B")
       [[ "$name" == 11_* ]] && shapes+=("257 1168 1024 256 B")
+      # Chapters 11 and 12's own 256 x 128 tile with multicast on A, its last row of tiles with a
+      # sub-tile wholly past M (the K loop's copy that tests for it).
+      [[ "$name" =~ ^(11|12)_ ]] && shapes+=("1900 4096 640")
       # Chapter 12's split: the heuristic's own (64 x 2112: split 4 over 64 x 128 tiles), split 3
       # on ragged 128-row tiles with uneven slices, and split 8 where K is 3 blocks (five CTAs of
       # each cluster without a K block).

@@ -526,7 +526,7 @@ void gemm_tile_ch07(const gemm::GemmArgs& args, cudaStream_t stream) {
   check(args);
   const int num_sms = gemm::multiprocessor_count();
   const ch07::TileChoice tile = ch07::choose_tile(args.shape, num_sms);
-  const Config c = make_config(args.shape, {tile.block_m, tile.block_n, kMulticast}, num_sms);
+  const Config c = make_config(args.shape, {tile.block_m, tile.block_n, Multicast::None}, num_sms);
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 void gemm_multicast_a(const gemm::GemmArgs& args, cudaStream_t stream) {
