@@ -195,15 +195,16 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
     const uint64_t desc_b0 = make_descriptor(smem_b);
 
-    PipelineState state;
-    // The K loop, twice: for the tiles whose sub-tiles all have rows before M (all of them but
-    // the last row of tiles, when M is not a multiple of BLOCK_M), and for the others.
-    dispatch_bool(live_subtiles == kSubtiles, [&](auto all_live) {
-      constexpr bool kAllLive = decltype(all_live)::value;
+    // The K loop, twice: for a tile whose sub-tiles all have rows before M, and for the others (the
+    // last row of tiles, when M is not a multiple of BLOCK_M).
+    const bool all_live = live_subtiles == kSubtiles;
+    dispatch_bool(all_live, [&](auto all) {
+      constexpr bool kAllLive = decltype(all)::value;
+      PipelineState state;
       for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
         // Scale B for this block was loaded one iteration ago; start the next block's load now.
         // The pointer steps one block at a time: an address rebuilt from kb costs 64-bit
-        // arithmetic between the promotion and the next wgmma (README, "The promotion's window").
+        // arithmetic between the promotion and the next wgmma (README, the window in SASS).
         const float scale_b = scale_b_next;
         if (kb + 1 < num_k_blocks) scale_b_next = *++scale_b_row;
         ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
