@@ -11,7 +11,7 @@
 //
 // The heuristic, in order (every step is a function below, tested on DeepGEMM's 18 shapes):
 //
-// 1. Chapter 11's configuration (ch11::choose_config): the tile, its waves, no cluster.
+// 1. Chapter 11's configuration (ch11::choose_config): the tile, its waves, its multicast.
 // 2. A split only where chapter 11 had to narrow its tiles to 16 columns (kSplitBelowBlockN) to
 //    give the SMs work. Measured on the H100 (README): there the split pays (64 x 2112 x 7168: 111
 //    to 119 TFLOPS); where chapter 11's tiles are 32 or 64 wide it ties or loses (-1% to -3%), and
