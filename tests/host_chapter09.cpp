@@ -140,14 +140,25 @@ TEST(Chapter09, UsableAtCompileTime) {
   static_assert(ch09::tile_at(1439, 32, 45, 16) == ch09::TileCoord{31, 44});
   static_assert(ch09::row_major_at(46, 32, 45) == ch09::TileCoord{1, 1});
   static_assert(ch09::index_of({31, 44}, 32, 45, 16) == 1439);
-  static_assert(ch09::persistent_grid(1440, 132) == 132 && ch09::persistent_grid(56, 132) == 56);
+  static_assert(ch09::persistent_grid(1440, 132) == 131 && ch09::persistent_grid(56, 132) == 56);
+  static_assert(ch09::persistent_grid(896, 132) == 128 && ch09::persistent_grid(1584, 132) == 132);
+  static_assert(ch09::persistent_grid(4096, 132) == 132);  // a last round of 4 tiles: no trim
 }
 
 TEST(Chapter09, PersistentGridCoversEveryIndexOnce) {
   for (int tiles : {1, 2, 56, 131, 132, 133, 264, 1440, 1792, 4928})
     for (int sms : {1, 7, 132}) {
       const int grid = ch09::persistent_grid(tiles, sms);
-      EXPECT_EQ(grid, tiles < sms ? tiles : sms);
+      // Never more CTAs than SMs or tiles; as few rounds as a CTA per SM would take; every SM
+      // where the last round of a CTA per SM is less than half full, else the fewest CTAs that
+      // take that many rounds.
+      const int rounds = (tiles + sms - 1) / sms, last = tiles - (rounds - 1) * sms;
+      EXPECT_LE(grid, tiles < sms ? tiles : sms);
+      EXPECT_EQ((tiles + grid - 1) / grid, rounds) << "tiles " << tiles << " sms " << sms;
+      if (tiles > sms && 2 * last < sms)
+        EXPECT_EQ(grid, sms) << "tiles " << tiles << " sms " << sms;
+      else
+        EXPECT_LT((grid - 1) * rounds, tiles) << "tiles " << tiles << " sms " << sms;
       std::vector<int> visits(size_t(tiles), 0);
       int total = 0;
       for (int cta = 0; cta < grid; ++cta) {

@@ -74,8 +74,20 @@ GEMM_HOST_DEVICE constexpr int ceil_div(int a, int b) {
 
 // --- The persistent grid -------------------------------------------------------------------------
 
+// One CTA per SM and never more CTAs than tiles; and, where the last round is at least half full,
+// no more CTAs than the rounds need. With the tiles dealt out round-robin, num_sms CTAs take
+// ceil(tiles / num_sms) rounds, and the fewest CTAs that take no more rounds is
+// ceil(tiles / rounds): 896 tiles on 132 SMs take 7 rounds either way, and 128 CTAs work through
+// all 7 where 132 would leave 28 idle in the last. Measured (README, "The grid"): 0.8 - 3.2%
+// faster where the last round was 67 - 88% full, but 2.4% slower where it held 4 tiles of 132
+// (4096 tiles: the last round then runs nearly alone, and fast), so a last round less than half
+// full keeps every SM. (DeepGEMM chose the fewest SMs for the same waves everywhere.)
 GEMM_HOST_DEVICE constexpr int persistent_grid(int tiles, int num_sms) {
-  return tiles < num_sms ? tiles : num_sms;
+  if (tiles <= num_sms) return tiles;
+  const int rounds = (tiles + num_sms - 1) / num_sms;
+  const int last = tiles - (rounds - 1) * num_sms;  // the last round of num_sms CTAs
+  if (2 * last < num_sms) return num_sms;
+  return (tiles + rounds - 1) / rounds;
 }
 
 // How many tiles CTA `cta` of a grid of `grid` computes: the indices cta + j * grid < tiles.

@@ -31,6 +31,7 @@ inline void draw_clusters(const std::string& path, const gemm::Shape& s = {4096,
   const int tiles = c.tiles_m * c.tiles_n;
   const int group09 = ch09::pick_group(c.tiles_m, c.tiles_n, v.block_m, v.block_n, num_sms);
   const int clusters = c.grid / c.cluster_size;
+  const int grid09 = ch09::persistent_grid(tiles, num_sms);  // chapter 09's CTAs
   char line[400];
   std::vector<std::string> heading;
   std::snprintf(line, sizeof line,
@@ -45,7 +46,7 @@ inline void draw_clusters(const std::string& path, const gemm::Shape& s = {4096,
   std::snprintf(line, sizeof line,
                 "left: chapter 09, tile index / %d; right: chapter 10, pair index / %d clusters "
                 "(both tiles of a pair in the same wave)",
-                num_sms, clusters);
+                grid09, clusters);
   heading.push_back(line);
   heading.push_back(
       "from ch07::choose_tile, ch10::multicast_for, cta_tile and ch09::tile_at, pick_group (host "
@@ -61,10 +62,10 @@ inline void draw_clusters(const std::string& path, const gemm::Shape& s = {4096,
   left.wave.assign(size_t(tiles), 0);
   for (int index = 0; index < tiles; ++index) {
     const ch09::TileCoord t = ch09::tile_at(index, c.tiles_m, c.tiles_n, group09);
-    left.wave[size_t(t.m_block) * c.tiles_n + t.n_block] = index / num_sms;
+    left.wave[size_t(t.m_block) * c.tiles_n + t.n_block] = index / grid09;
   }
   std::snprintf(line, sizeof line, "L2 to SMs per K block and wave: %.2f MB",
-                wave_l2_bytes(num_sms, v.block_m, v.block_n, Multicast::None) / 1e6);
+                wave_l2_bytes(grid09, v.block_m, v.block_n, Multicast::None) / 1e6);
   left.line1 = line;
   // Chapter 10: pairs, grouped along M over the grid of pairs.
   ch09::OrderPanel& right = panels[1];
