@@ -45,7 +45,7 @@ GEMM_HOST_DEVICE constexpr int subtile_row(int warpgroup, int sub) {
 
 // Calls f(std::true_type{}) if value, f(std::false_type{}) otherwise: a run-time flag turned into
 // a compile-time one. The kernel's K loop then exists twice, and the copy that nearly every tile
-// runs has no test of the flag in it (README, "The test that never fires").
+// runs has no test of the flag in it (README, "The promotion's window in SASS").
 template <typename F>
 GEMM_HOST_DEVICE void dispatch_bool(bool value, F&& f) {
   if (value)

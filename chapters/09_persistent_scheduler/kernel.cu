@@ -2,9 +2,10 @@
 //
 // Chapters 02-08 launch one CTA per output tile and let the hardware start them in blockIdx
 // order: N fastest, so the ~132 CTAs running at once cover 3 or 4 rows of tiles and all of B, and
-// B streams through L2 again in every wave. Here the grid is one CTA per SM (persistent_grid in
-// scheduler.hpp, host-tested), and each CTA walks the tiles with linear index blockIdx.x,
-// blockIdx.x + gridDim.x, ..., mapped to (m_block, n_block) by tile_at: grouped along M, M
+// B streams through L2 again in every wave. Here the grid is one CTA per SM, or a few fewer where
+// that takes no more rounds of tiles (persistent_grid in scheduler.hpp, host-tested), and each CTA
+// walks the tiles with linear index blockIdx.x, blockIdx.x + gridDim.x, ..., mapped to
+// (m_block, n_block) by tile_at: grouped along M, M
 // fastest inside a group, so the CTAs that run at the same time share a few rows of A and a few
 // columns of B (the group size comes from pick_group on the host).
 //
@@ -388,8 +389,8 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream, int forced_gro
   const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
   const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
   const CUtensorMap map_d = gemm::make_tensor_map(d_store_view(args.shape, Tile::kSpan), args.d);
-  // One CTA per SM, never more CTAs than tiles (shape_error keeps M * N below 2^31, so the tile
-  // count fits an int).
+  // At most one CTA per SM, never more CTAs than tiles (shape_error keeps M * N below 2^31, so the
+  // tile count fits an int).
   const int tiles_m = int((M + BLOCK_M - 1) / BLOCK_M), tiles_n = int((N + BLOCK_N - 1) / BLOCK_N);
   const int num_sms = gemm::multiprocessor_count();
   // The group: pick_group's (remembered per shape), unless CH09_GROUP overrides it.

@@ -81,7 +81,7 @@ GEMM_HOST_DEVICE constexpr int ceil_div(int a, int b) {
 // all 7 where 132 would leave 28 idle in the last. Measured (README, "The grid"): 0.8 - 3.2%
 // faster where the last round was 67 - 88% full, but 2.4% slower where it held 4 tiles of 132
 // (4096 tiles: the last round then runs nearly alone, and fast), so a last round less than half
-// full keeps every SM. (DeepGEMM chose the fewest SMs for the same waves everywhere.)
+// full keeps every SM. (DeepGEMM 8dfa329 chose the fewest SMs for the same waves everywhere.)
 GEMM_HOST_DEVICE constexpr int persistent_grid(int tiles, int num_sms) {
   if (tiles <= num_sms) return tiles;
   const int rounds = (tiles + num_sms - 1) / num_sms;

@@ -74,8 +74,8 @@ inline Clusters plan_clusters(const gemm::Shape& s, int block_m, int block_n, Mu
   const int running = num_sms / c.cluster_size;  // clusters at once, if every one fits
   c.group = ch09::cached_group(c.pairs_m, c.pairs_n, block_m * (m == Multicast::B ? 2 : 1),
                                block_n * (m == Multicast::A ? 2 : 1), running);
-  // One CTA per SM, never more clusters than pairs (shape_error keeps M * N below 2^31, so the
-  // tile count fits an int).
+  // At most one CTA per SM, never more clusters than pairs (shape_error keeps M * N below 2^31, so
+  // the tile count fits an int).
   c.clusters = ch09::persistent_grid(c.pairs_m * c.pairs_n, running);
   c.grid = c.clusters * c.cluster_size;
   return c;
