@@ -2,6 +2,7 @@
 // fragment map as chapter 01), and the TMA view of scale A.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -70,3 +71,36 @@ TEST(Chapter06, SubtilesCoverTheTileOnce) {
 }
 
 }  // namespace
+
+// The unrolled walk gives every K block the ring position of the plain loop, in order, and leaves
+// the ring where the plain loop does: for rings that unroll (1 to 4 stages) and one that does not,
+// from every starting position a persistent kernel can carry in, over ranges that end before,
+// at and after whole rounds.
+template <int kNumStages>
+void check_walk() {
+  for (uint32_t start = 0; start < 2 * kNumStages; ++start)
+    for (int begin = 0; begin < 3; ++begin)
+      for (int end = begin; end < begin + 4 * kNumStages + 3; ++end) {
+        ch05::PipelineState plain{start % kNumStages, start / kNumStages % 2};
+        ch05::PipelineState walked = plain;
+        std::vector<std::array<uint32_t, 3>> want, got;
+        for (int kb = begin; kb < end; ++kb, plain.advance(kNumStages))
+          want.push_back({uint32_t(kb), plain.stage, plain.phase});
+        ch06::for_each_k_block<kNumStages>(begin, end, walked,
+                                           [&](int kb, uint32_t stage, uint32_t phase) {
+                                             got.push_back({uint32_t(kb), stage, phase});
+                                           });
+        ASSERT_EQ(got, want) << kNumStages << " stages, start " << start << ", [" << begin << ", "
+                             << end << ")";
+        ASSERT_EQ(walked.stage, plain.stage);
+        ASSERT_EQ(walked.phase, plain.phase);
+      }
+}
+
+TEST(Chapter06, UnrolledKLoopWalksTheRingLikeThePlainLoop) {
+  check_walk<1>();
+  check_walk<2>();
+  check_walk<3>();
+  check_walk<4>();
+  check_walk<ch06::kMaxUnrolledStages + 3>();
+}

@@ -201,22 +201,22 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     dispatch_bool(all_live, [&](auto all) {
       constexpr bool kAllLive = decltype(all)::value;
       PipelineState state;
-      for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
+      const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
+          __attribute__((always_inline)) {
         // Scale B for this block was loaded one iteration ago; start the next block's load now.
         // The pointer steps one block at a time: an address rebuilt from kb costs 64-bit
         // arithmetic between the promotion and the next wgmma (README, the window in SASS).
         const float scale_b = scale_b_next;
         if (kb + 1 < num_k_blocks) scale_b_next = *++scale_b_row;
-        ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+        ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
         // This block's scale products, read before the wgmmas are issued: their shared-memory
         // latency then hides behind the tensor core instead of delaying the promotion.
-        const float* scale_a = smem_sa + state.stage * BLOCK_M;
+        const float* scale_a = smem_sa + stage * BLOCK_M;
         float scale_lo[kSubtiles], scale_hi[kSubtiles];
         // The stage's offsets from stage 0, in the descriptors' 16-byte units.
-        const uint32_t stage_a = state.stage * (kTileBytesA / 16),
-                       stage_b = state.stage * (kTileBytesB / 16);
+        const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
           scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           // barrier, which expects kNumMathThreads / ptx::kWarpSize.
           const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
           if (!kAllLive && sub >= live_subtiles) {
-            if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+            if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);
             continue;
           }
           ptx::wgmma_fence();
@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           ptx::fence_accumulators(acc);
           if (sub == kSubtiles - 1)
             gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
-          if (release) ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+          if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);
 
           // Promotion, on the CUDA cores: one FFMA per accumulator.
           float* final_sub = final_acc + sub * Wgmma::kAccumulators;
@@ -263,7 +263,9 @@ __global__ void __launch_bounds__(kNumThreads, 1)
             final_sub[r] =
                 fmaf(acc[r], row_half(r) == 0 ? scale_lo[sub] : scale_hi[sub], final_sub[r]);
         }
-      }
+      };
+      // The loop over K blocks, unrolled by the ring where it can be (promotion.hpp).
+      for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
     });
 
     // Epilogue, unchanged from chapter 02, now from the promoted sums, one sub-tile at a time.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
 #include "common/problem.hpp"
 #include "common/ptx/descriptor.hpp"  // accumulator_position
 #include "common/tensor_map.hpp"
@@ -52,6 +53,35 @@ GEMM_HOST_DEVICE void dispatch_bool(bool value, F&& f) {
     f(std::true_type{});
   else
     f(std::false_type{});
+}
+
+// The K loop's walk over the ring (README, "The K loop unrolled by the ring"). Calls
+// body(kb, stage, phase) for kb = begin, ..., end - 1 in order, each with the ring position the
+// plain loop (`for (...; state.advance(kNumStages))`) would give it, and leaves `state` where that
+// loop would. Wherever the ring stands at stage 0 with a whole round still to go, the next
+// kNumStages calls are unrolled: in each copy of the body the stage is a constant, its barriers'
+// and tiles' addresses are immediates, and ptxas schedules the next stage's barrier test among
+// the promotion's FFMAs. Rings longer than kMaxUnrolledStages (the small tiles' 8 to 16 stages)
+// keep the plain loop: as many copies of the body would only cost code size. The body must be
+// inlined (a lambda marked always_inline): a call between wgmmas serialises them (ptxas C7510).
+inline constexpr int kMaxUnrolledStages = 4;
+
+template <int kNumStages, typename Body>
+GEMM_HOST_DEVICE inline void for_each_k_block(int begin, int end, ch05::PipelineState& state,
+                                              Body&& body) {
+  int kb = begin;
+  if constexpr (kNumStages <= kMaxUnrolledStages) {
+    for (; kb < end && state.stage != 0; ++kb, state.advance(kNumStages))
+      body(kb, state.stage, state.phase);
+    for (; kb + kNumStages <= end; kb += kNumStages) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int s = 0; s < kNumStages; ++s) body(kb + s, uint32_t(s), state.phase);
+      state.phase ^= 1;
+    }
+  }
+  for (; kb < end; ++kb, state.advance(kNumStages)) body(kb, state.stage, state.phase);
 }
 
 }  // namespace ch06

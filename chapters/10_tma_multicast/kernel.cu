@@ -46,6 +46,7 @@
 namespace ch10 {
 
 using namespace ch07;  // scale_blocks.hpp
+using ch06::for_each_k_block;
 using ch06::row_half;
 using ch06::scale_a_view;
 using ch06::subtiles;
@@ -290,7 +291,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       dispatch_k_loop<BLOCK_N>(num_former_iters(n0, BLOCK_N), all_live, [&](auto former, auto all) {
         constexpr int kNumFormerIters = decltype(former)::value;
         constexpr bool kAllLive = decltype(all)::value;
-        for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
+        const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
+            __attribute__((always_inline)) {
           // Scale B for this block was loaded one iteration ago; start the next block's load now.
           // The pointers step one block at a time: an address rebuilt from kb costs 64-bit
           // arithmetic between the promotion and the next wgmma (chapter 06).
@@ -299,17 +301,16 @@ __global__ void __launch_bounds__(kNumThreads, 1)
             scale_b_next = *++scale_b_row;
             scale_b_2_next = *++scale_b_row_2;
           }
-          ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+          ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
           // This block's scale products, read before the wgmmas are issued: their shared-memory
           // latency then hides behind the tensor core instead of delaying the promotion.
-          const float* scale_a = smem_sa + state.stage * BLOCK_M;
+          const float* scale_a = smem_sa + stage * BLOCK_M;
           float scale_lo[kSubtiles], scale_hi[kSubtiles];
           float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
           // The stage's offsets from stage 0, in the descriptors' 16-byte units.
-          const uint32_t stage_a = state.stage * (kTileBytesA / 16),
-                         stage_b = state.stage * (kTileBytesB / 16);
+          const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
             scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
@@ -328,12 +329,11 @@ __global__ void __launch_bounds__(kNumThreads, 1)
             const auto release = [&] {
               if (sub != kSubtiles - 1) return;
               if constexpr (kClusterSize == 1) {
-                if (threadIdx.x % ptx::kWarpSize == 0)
-                  ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+                if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[stage]);
               } else {
                 const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
                 if (lane_id < kClusterSize)
-                  ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
+                  ptx::mbarrier_arrive_cluster(&empty_barriers[stage], lane_id);
               }
             };
             if (!kAllLive && sub >= live_subtiles) {
@@ -374,7 +374,10 @@ __global__ void __launch_bounds__(kNumThreads, 1)
               final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
             }
           }
-        }
+          ++step;
+        };
+        // The loop over K blocks, unrolled by the ring where it can be (chapter 06).
+        for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
       });
 
       // Epilogue. 0: the shared tile may still hold the previous tile's rows, not yet read by its

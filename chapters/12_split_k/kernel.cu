@@ -52,6 +52,7 @@ using ch11::d_tile_bytes;  // chapter 11's config.hpp
 using ch11::stage_bytes;
 
 using namespace ch07;  // scale_blocks.hpp
+using ch06::for_each_k_block;
 using ch06::row_half;
 using ch06::scale_a_view;
 using ch08::d_store_view;  // epilogue_layout.hpp
@@ -338,7 +339,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       dispatch_k_loop<BLOCK_N>(num_former_iters(n0, BLOCK_N), all_live, [&](auto former, auto all) {
         constexpr int kNumFormerIters = decltype(former)::value;
         constexpr bool kAllLive = decltype(all)::value;
-        for (int kb = slice.begin; kb < slice.end; ++kb, ++step, state.advance(kNumStages)) {
+        const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
+            __attribute__((always_inline)) {
           // Scale B for this block was loaded one iteration ago; start the next block's load now.
           // The pointers step one block at a time: an address rebuilt from kb costs 64-bit
           // arithmetic between the promotion and the next wgmma (chapter 06).
@@ -347,17 +349,16 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
             scale_b_next = *++scale_b_row;
             scale_b_2_next = *++scale_b_row_2;
           }
-          ptx::mbarrier_wait(&full_barriers[state.stage], state.phase, "full_barrier");
+          ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
           // This block's scale products, read before the wgmmas are issued: their shared-memory
           // latency then hides behind the tensor core instead of delaying the promotion.
-          const float* scale_a = smem_sa + state.stage * BLOCK_M;
+          const float* scale_a = smem_sa + stage * BLOCK_M;
           float scale_lo[kSubtiles], scale_hi[kSubtiles];
           float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
           // The stage's offsets from stage 0, in the descriptors' 16-byte units.
-          const uint32_t stage_a = state.stage * (kTileBytesA / 16),
-                         stage_b = state.stage * (kTileBytesB / 16);
+          const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
             scale_lo[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b;
@@ -376,12 +377,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
             const auto release = [&] {
               if (sub != kSubtiles - 1) return;
               if constexpr (kMulticastCtas == 1) {
-                if (threadIdx.x % ptx::kWarpSize == 0)
-                  ptx::mbarrier_arrive(&empty_barriers[state.stage]);
+                if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[stage]);
               } else {
                 const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
                 if (lane_id < kMulticastCtas)
-                  ptx::mbarrier_arrive_cluster(&empty_barriers[state.stage], lane_id);
+                  ptx::mbarrier_arrive_cluster(&empty_barriers[stage], lane_id);
               }
             };
             if (!kAllLive && sub >= live_subtiles) {
@@ -422,7 +422,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
               final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
             }
           }
-        }
+          ++step;
+        };
+        // The loop over K blocks, unrolled by the ring where it can be (chapter 06).
+        for_each_k_block<kNumStages>(slice.begin, slice.end, state, k_block);
       });
 
       // The split: the cluster adds its partial sums (the top of this file). Thread i's 8-column

@@ -97,15 +97,24 @@ inline __device__ __noinline__ void mbarrier_wait_or_trap(uint64_t* bar, uint32_
 }
 
 // Blocks until the phase with the given parity has completed. Debug builds (GEMM_DEBUG, the debug
-// preset) add the watchdog above.
+// preset) add the watchdog above. The loop is written in PTX, one asm statement (the form CUTLASS's
+// ClusterBarrier::wait takes), not as a C++ loop around mbarrier_try_wait: with the C++ loop, ptxas
+// emitted the test as a loop of its own (`TRYWAIT P; @!P BRA` to itself) after the promotion's
+// FFMAs; with this one it issues the first test among them and branches out of line only to
+// retry (cuobjdump -sass of chapter 11's 256 x 128 kernel with chapter 06's unrolled K loop).
+// The braces make the label local to each inlined copy.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity,
                                               const char* name = "mbarrier") {
 #ifdef GEMM_DEBUG
   mbarrier_wait_or_trap(bar, parity, name);
 #else
   (void)name;
-  while (!mbarrier_try_wait(bar, parity)) {
-  }
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
 #endif
 }
 
