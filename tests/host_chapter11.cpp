@@ -42,11 +42,11 @@ const Expected kExpected[] = {
     {{128, 4096, 7168}, 128, 32, Multicast::None, 10, 1, 128},
     {{128, 7168, 2048}, 128, 64, Multicast::None, 8, 1, 112},
     {{4096, 2112, 7168}, 256, 96, Multicast::None, 3, 1, 118},
-    {{4096, 24576, 1536}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 32768, 512}, 256, 128, Multicast::A, 3, 8, 132},
-    {{4096, 7168, 16384}, 256, 128, Multicast::A, 3, 8, 128},
-    {{4096, 4096, 7168}, 256, 128, Multicast::A, 3, 8, 128},
-    {{4096, 7168, 2048}, 256, 128, Multicast::A, 3, 8, 128},
+    {{4096, 24576, 1536}, 256, 128, Multicast::None, 3, 8, 132},
+    {{4096, 32768, 512}, 256, 128, Multicast::None, 3, 8, 132},
+    {{4096, 7168, 16384}, 256, 128, Multicast::None, 3, 8, 128},
+    {{4096, 4096, 7168}, 256, 128, Multicast::None, 3, 8, 128},
+    {{4096, 7168, 2048}, 256, 128, Multicast::None, 3, 8, 128},
 };
 
 TEST(Chapter11, ConfigurationOfTheBenchmarkShapes) {
@@ -78,8 +78,8 @@ TEST(Chapter11, ConfigurationOfTheBenchmarkShapes) {
 TEST(Chapter11, DescribeNamesEveryChoice) {
   const gemm::Shape s{4096, 7168, 16384};
   const std::string line = ch11::describe(s, ch11::choose_config(s));
-  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast A (cluster of 2)", "3 stages",
-                           "16 x 56 tiles", "7 waves", "over 16 x 28 pairs", "group 8", "128 CTAs"})
+  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast off (cluster of 1)", "3 stages",
+                           "16 x 56 tiles", "7 waves", "over 16 x 56 tiles", "group 8", "128 CTAs"})
     EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
 }
 
@@ -95,23 +95,21 @@ TEST(Chapter11, TheRules) {
   // 128 x 144 fill 0.79.
   EXPECT_EQ(ch11::block_m_for({4096, 7168, 16384}), 256);
   EXPECT_EQ(ch11::block_m_for({129, 7168, 1024}), 128);
-  // Multicast on A for the 256 x 128 tile where its tiles pair up along N (README: it gains 2-3%
-  // there and loses at every other tile); no cluster otherwise.
-  for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024}}) {
+  // No cluster (step 3; README, "What multicast is worth here"): not at the 256 x 128 tile either,
+  // where the tiles pair up along N and the override still reaches multicast on A.
+  for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024},
+                               gemm::Shape{4096, 7040, 16384}, gemm::Shape{4096, 2112, 7168},
+                               gemm::Shape{64, 2112, 7168}, gemm::Shape{128, 4096, 7168}}) {
     const ch11::Config c = ch11::choose_config(s);
-    EXPECT_EQ(c.variant.block_m, 256) << s.str();
-    EXPECT_EQ(c.variant.block_n, 128) << s.str();
-    EXPECT_EQ(c.variant.multicast, Multicast::A) << s.str();
-    EXPECT_EQ(c.cluster_size, 2) << s.str();
+    EXPECT_EQ(c.variant.multicast, Multicast::None) << s.str();
+    EXPECT_EQ(c.cluster_size, 1) << s.str();
   }
-  // 55 tiles along N do not pair up; 256 x 96 and the small-M tiles take no cluster.
-  for (const gemm::Shape& s : {gemm::Shape{4096, 7040, 16384}, gemm::Shape{4096, 2112, 7168},
-                               gemm::Shape{64, 2112, 7168}, gemm::Shape{128, 4096, 7168}})
-    EXPECT_EQ(ch11::choose_config(s).variant.multicast, Multicast::None) << s.str();
-  EXPECT_EQ(ch11::multicast_for_tile({4096, 7168, 1024}, 256, 128), Multicast::A);
-  EXPECT_EQ(ch11::multicast_for_tile({4096, 7168, 1024}, 256, 128, 1), Multicast::None);  // 1 SM
-  EXPECT_EQ(ch11::multicast_for_tile({4096, 7168, 1024}, 256, 96), Multicast::None);
-  EXPECT_EQ(ch11::multicast_for_tile({4096, 7168, 1024}, 128, 128), Multicast::None);
+  const gemm::Shape paired{4096, 7168, 1024};
+  EXPECT_EQ(ch11::choose_config(paired).variant.block_m, 256);
+  EXPECT_EQ(ch11::choose_config(paired).variant.block_n, 128);
+  EXPECT_EQ(
+      ch11::apply_multicast_override(paired, ch11::choose_config(paired), "A").variant.multicast,
+      Multicast::A);
   // Fewer SMs: fewer CTAs, same tiles.
   const ch11::Config d = ch11::choose_config({4096, 7168, 1024}, 114);
   EXPECT_LE(d.grid, 114);
@@ -155,13 +153,13 @@ TEST(Chapter11, BlockMOverride) {
     Multicast multicast;
     int stages, grid;
   };
-  // BLOCK_M = 256 at the six M = 4096 shapes; step 3 follows: multicast on A at 256 x 128.
+  // BLOCK_M = 256 at the six M = 4096 shapes; step 3 follows: no cluster.
   const Row rows[] = {{{4096, 2112, 7168}, 96, Multicast::None, 3, 118},
-                      {{4096, 24576, 1536}, 128, Multicast::A, 3, 132},
-                      {{4096, 32768, 512}, 128, Multicast::A, 3, 132},
-                      {{4096, 7168, 16384}, 128, Multicast::A, 3, 128},
-                      {{4096, 4096, 7168}, 128, Multicast::A, 3, 128},
-                      {{4096, 7168, 2048}, 128, Multicast::A, 3, 128}};
+                      {{4096, 24576, 1536}, 128, Multicast::None, 3, 132},
+                      {{4096, 32768, 512}, 128, Multicast::None, 3, 132},
+                      {{4096, 7168, 16384}, 128, Multicast::None, 3, 128},
+                      {{4096, 4096, 7168}, 128, Multicast::None, 3, 128},
+                      {{4096, 7168, 2048}, 128, Multicast::None, 3, 128}};
   for (const Row& r : rows) {
     const ch11::Config c =
         ch11::apply_block_m_override(r.shape, ch11::choose_config(r.shape), "256");

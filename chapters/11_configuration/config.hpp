@@ -11,14 +11,13 @@
 //    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
 //    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
 //    tiles, 2112 / 16 = 132 tiles, one wave each.
-// 3. Multicast: on A for the 256 x 128 tile (DeepGEMM's tile and cluster), where the tiles pair up
-//    along N; off everywhere else (multicast_for_tile). Chapter 10's 2-CTA clusters halve the L2
-//    bytes of one operand. With the promotion's turnaround as chapter 06 first had it, they measured
-//    slower than no cluster on each of the 18 benchmark shapes, at every tile this heuristic
-//    chooses: the pair of CTAs waits on the slower of the two at every stage. Since chapter 06
-//    shortened the turnaround, multicast on A at 256 x 128 gains 2-3% where K is long and ties
-//    where it is short; at other tiles it still loses (README, "What multicast is worth here").
-//    The override below still reaches every multicast.
+// 3. Multicast: off. Chapter 10's 2-CTA clusters halve the L2 bytes of one operand, but the pair
+//    of CTAs waits on the slower of the two at every stage. With the promotion's turnaround as
+//    chapter 06 first had it they measured slower than no cluster at every tile this heuristic
+//    chooses; once chapter 06 shortened it, multicast on A at 256 x 128 gained 2-3% where K is
+//    long and this step took it there; since chapter 06 unrolled its K loop by the ring, no cluster
+//    is as fast or faster on every shape we timed (README, "What multicast is worth here"). The
+//    override below still reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
 //    the group from ch09::pick_group, windows of as many pairs as run at once (ch10::plan_clusters).
@@ -134,17 +133,6 @@ constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   return wide > tall + ch07::kTallTileMargin ? 128 : 256;
 }
 
-// Step 3: multicast on A for the 256 x 128 tile when its tiles pair up along N, else no cluster
-// (see the top of this file; the override reaches chapter 10's every multicast).
-constexpr Multicast multicast_for_tile(const gemm::Shape& s, int block_m, int block_n,
-                                       int num_sms = ch09::kH100Sms) {
-  const int tiles_m = int((s.m + block_m - 1) / block_m),
-            tiles_n = int((s.n + block_n - 1) / block_n);
-  return block_m == 256 && block_n == 128 && ch10::pairs_up(tiles_m, tiles_n, Multicast::A, num_sms)
-             ? Multicast::A
-             : Multicast::None;
-}
-
 // The rest of the configuration, for a given variant: stages, and chapter 10's clusters (the
 // scheduler's grid of pairs, its group, the grid). Host only. Throws UnsupportedError for a
 // multicast the shape's tiles do not pair up for.
@@ -161,11 +149,9 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
   return c;
 }
 
-// Steps 2 and 3 for a given BLOCK_M, then make_config.
+// Steps 2 and 3 for a given BLOCK_M (step 3: no cluster), then make_config.
 inline Config config_for_block_m(const gemm::Shape& s, int block_m, int num_sms) {
-  const int block_n = block_n_for(s, block_m, num_sms);
-  return make_config(s, {block_m, block_n, multicast_for_tile(s, block_m, block_n, num_sms)},
-                     num_sms);
+  return make_config(s, {block_m, block_n_for(s, block_m, num_sms), Multicast::None}, num_sms);
 }
 
 // The heuristic: steps 1 to 3 choose the variant, make_config the rest.

@@ -9,9 +9,9 @@
 // - BLOCK_N from 16 to 160 by the waves of tiles over the SMs (the small widths fill the SMs at
 //   M = 64 and 128), and 96 or 128 at 256 rows;
 // - the stages by the shared-memory budget, up to kMaxStages;
-// - multicast on A for the 256 x 128 tile where its tiles pair up, off elsewhere: where chapter
-//   10's clusters measured faster since chapter 06's shorter window (config.hpp); the override
-//   CH11_MULTICAST still reaches every multicast.
+// - no multicast: since chapter 06's K loop is unrolled by the ring, chapter 10's clusters measure
+//   no faster than none at any shape timed (config.hpp); the override CH11_MULTICAST still reaches
+//   every multicast.
 // One compiled kernel per choice the heuristic can make (kVariants); the kernel itself is chapter
 // 10's, with the number of math warpgroups, the sub-tiles and the stages following the variant.
 #include <cstdlib>
