@@ -16,7 +16,7 @@
 //    chapter 06 first had it they measured slower than no cluster at every tile this heuristic
 //    chooses; once chapter 06 shortened it, multicast on A at 256 x 128 gained 2-3% where K is
 //    long and this step took it there; since chapter 06 unrolled its K loop by the ring, no cluster
-//    is as fast or faster on every shape we timed (README, "What multicast is worth here"). The
+//    is as fast or faster on every shape we timed (README, "Measured", 2026-11-24). The
 //    override below still reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
