@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                 fmaf(acc[r], row_half(r) == 0 ? scale_lo[sub] : scale_hi[sub], final_sub[r]);
         }
       };
-      // The loop over K blocks, unrolled by the ring where it can be (promotion.hpp).
+      // The loop over K blocks, unrolled by the ring where it can be (chapter 06, promotion.hpp).
       for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
     });
 

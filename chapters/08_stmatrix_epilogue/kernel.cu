@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           }
         }
       };
-      // The loop over K blocks, unrolled by the ring where it can be (chapter 06).
+      // The loop over K blocks, unrolled by the ring where it can be (chapter 06, promotion.hpp).
       for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
     });
 

@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
           }
           ++step;
         };
-        // The loop over K blocks, unrolled by the ring where it can be (chapter 06).
+        // The loop over K blocks, unrolled by the ring where it can be (chapter 06, promotion.hpp).
         for_each_k_block<kNumStages>(slice.begin, slice.end, state, k_block);
       });
 
