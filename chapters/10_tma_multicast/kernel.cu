@@ -35,6 +35,7 @@
 #include "common/launch.hpp"
 #include "common/ptx/barrier.cuh"
 #include "common/ptx/cluster.cuh"
+#include "common/ptx/cp_async.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/setmaxnreg.cuh"
 #include "common/ptx/stmatrix.cuh"
@@ -81,10 +82,10 @@ static_assert(BLOCK_K == gemm::kScaleBlock,
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
 
-// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier), as many as
-// fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-// What depends on the tile, per choice: 5 stages at 128 rows (33,296, 35,344 and 37,392 bytes
-// each at BLOCK_N = 128, 144, 160, beside a D tile of 32, 36 and 40 KB), 3 at 256 x 128 (50,192,
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier, B scales), as
+// many as fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+// What depends on the tile, per choice: 5 stages at 128 rows (33,304, 35,352 and 37,400 bytes
+// each at BLOCK_N = 128, 144, 160, beside a D tile of 32, 36 and 40 KB), 3 at 256 x 128 (50,200,
 // beside 64 KB).
 constexpr uint32_t kSmemBudget = 227 * 1024;
 template <int BLOCK_M, int BLOCK_N>
@@ -93,8 +94,9 @@ struct TileConfig {
   static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
   static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
   static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
+  static constexpr uint32_t kScaleBytesB = 2 * sizeof(float);  // the two blocks' scales
   static constexpr uint32_t kStageBytes =
-      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t);
+      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t) + kScaleBytesB;
   // The bf16 tile the epilogue stores from, written once per CTA, beside the stages.
   static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N);  // bytes per panel row
   static constexpr int kPanelColumns = int(kSpan) / 2;
@@ -135,7 +137,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   // The cluster: 2 CTAs sharing one operand tile, or 1 (no multicast).
   constexpr int kClusterSize = kMulticast == Multicast::None ? 1 : 2;
   // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
-  // The A tiles of every stage, then the B tiles, then the A scales, then the barriers.
+  // The A tiles of every stage, then the B tiles, then the A scales, then the barriers,
+  // then the B scales (after the 8-byte barriers, so that those keep their alignment).
   extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
   uint8_t* smem_a = smem;
   uint8_t* smem_b = smem + kNumStages * kTileBytesA;
@@ -145,6 +148,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   auto* smem_sa = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
+  auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // two per stage
 
   const auto [M, N, K] = args.shape;
   // The tiles this CTA computes. The scheduler walks the grid of pairs of tiles (of tiles, without
@@ -174,7 +178,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     ptx::prefetch_tensor_map(&tensor_map_sa);
     ptx::prefetch_tensor_map(&tensor_map_d);
     for (int s = 0; s < kNumStages; ++s) {
-      ptx::mbarrier_init(&full_barriers[s], 1);  // one arrival per phase: the thread issuing TMA
+      // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
+      ptx::mbarrier_init(&full_barriers[s], 2);
       // One arrival per math warp of every CTA of the cluster: with multicast, this CTA's
       // producer writes the stage in both CTAs, so both CTAs' math warps must have released it.
       ptx::mbarrier_init(&empty_barriers[s], kClusterSize * kNumMathThreads / ptx::kWarpSize);
@@ -203,11 +208,23 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       for (int pair = cluster; pair < pairs; pair += clusters) {
         const TileCoord tile = cta_tile(pair, rank, pairs_m, pairs_n, group, kMulticast);
         const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
+        // Where the rows of scale B for the two blocks the tile's columns may cover start in args.sb
+        // (the second one only if it exists: past N its columns are padding, and any scale will do
+        // for them). Offsets, not pointers: the producer has 40 registers. (An int: a B that fits
+        // in memory has N * K / 16384 scales, far fewer than 2^31.)
+        const int scale_b_row = int(n0 / gemm::kScaleBlock) * num_k_blocks;
+        const int scale_b_row_2 =
+            needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
         for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
           // Wait until the math warpgroups (of both CTAs, with multicast) have released this stage
           // (round 0 passes at once).
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
           uint64_t* full_barrier = &full_barriers[state.stage];
+          // Scale B for this block, copied without waiting for it: cp.async arrives on the full
+          // barrier once the 8 bytes have landed (.noinc: one of the barrier's two arrivals).
+          ptx::cp_async_4(&smem_sb[2 * state.stage], args.sb + scale_b_row + kb);
+          ptx::cp_async_4(&smem_sb[2 * state.stage + 1], args.sb + scale_b_row_2 + kb);
+          ptx::cp_async_mbarrier_arrive_noinc(full_barrier);
           // Arrive and announce the bytes to expect; the copies then count them down. With
           // multicast, half of the shared tile's bytes come from the partner's copy: the partner
           // may even deliver them before this arrival, which only delays the phase's completion.
@@ -270,12 +287,6 @@ __global__ void __launch_bounds__(kNumThreads, 1)
 #pragma unroll
       for (float& x : final_acc) x = 0.0f;
 
-      // The rows of scale B for the two blocks the tile's columns may cover (the second one only
-      // if it exists: past N its columns are padding, and any scale will do for them).
-      const float* scale_b_row = args.sb + (n0 / gemm::kScaleBlock) * num_k_blocks;
-      const float* scale_b_row_2 =
-          needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
-      float scale_b_next = scale_b_row[0], scale_b_2_next = scale_b_row_2[0];
       // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
       // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
       // Sub-tile i starts at row m0 + warpgroup * 64 + 128 * i: the first live_subtiles of them have
@@ -293,31 +304,29 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         constexpr bool kAllLive = decltype(all)::value;
         const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
             __attribute__((always_inline)) {
-          // Scale B for this block was loaded one iteration ago; start the next block's load now.
-          // The pointers step one block at a time: an address rebuilt from kb costs 64-bit
-          // arithmetic between the promotion and the next wgmma (chapter 06).
-          const float scale_b = scale_b_next, scale_b_2 = scale_b_2_next;
-          if (kb + 1 < num_k_blocks) {
-            scale_b_next = *++scale_b_row;
-            scale_b_2_next = *++scale_b_row_2;
-          }
           ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
-          // This block's scale products, read before the wgmmas are issued: their shared-memory
-          // latency then hides behind the tensor core instead of delaying the promotion.
-          const float* scale_a = smem_sa + stage * BLOCK_M;
+          // This block's scale products, read from the stage. With two sub-tiles, once the first one's
+          // wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+          // delaying neither the issue nor the promotion. With one, before the issue: after it, ptxas
+          // interleaves the loads with the wgmmas and holds the second wgmma for them (README).
           float scale_lo[kSubtiles], scale_hi[kSubtiles];
           float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
+          const auto read_scales = [&]() __attribute__((always_inline)) {
+            const float* scale_a = smem_sa + stage * BLOCK_M;
+            const float scale_b = smem_sb[2 * stage], scale_b_2 = smem_sb[2 * stage + 1];
+#pragma unroll
+            for (int sub = 0; sub < kSubtiles; ++sub) {
+              scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
+              scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
+              scale_lo_2[sub] = scale_a[row_lo + sub * 128] * scale_b_2;
+              scale_hi_2[sub] = scale_a[row_hi + sub * 128] * scale_b_2;
+            }
+          };
           // The stage's offsets from stage 0, in the descriptors' 16-byte units.
           const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
-#pragma unroll
-          for (int sub = 0; sub < kSubtiles; ++sub) {
-            scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
-            scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
-            scale_lo_2[sub] = scale_a[row_lo + sub * 128] * scale_b_2;
-            scale_hi_2[sub] = scale_a[row_hi + sub * 128] * scale_b_2;
-          }
+          if constexpr (kSubtiles == 1) read_scales();
 
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
@@ -352,6 +361,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
               Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
             }
             ptx::wgmma_commit_group();
+            if (kSubtiles > 1 && sub == 0) read_scales();
             // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
             // asynchronously, and the producer may overwrite it as soon as the empty barrier
             // completes. (Keeping one group in flight would need a second `acc`: no registers are

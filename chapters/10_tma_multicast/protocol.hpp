@@ -4,7 +4,9 @@
 // step"):
 //
 // - full barrier: initialised with 1; the producer's arrive.expect_tx announces the whole stage,
-//   and every copy that lands in this CTA counts its bytes down, the partner's multicast half too;
+//   and every copy that lands in this CTA counts its bytes down, the partner's multicast half too
+//   (the kernel's barrier expects a second arrival, from the cp.async of scale B that chapter 06
+//   added; it stays inside the CTA, and the model leaves it out);
 // - empty barrier: initialised with 2 x the math warps; lane r of each math warp arrives on the
 //   barrier of the CTA of rank r;
 // - both sides walk the ring with ch05::PipelineState over the same tiles (ch10::cta_tile);

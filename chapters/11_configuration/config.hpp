@@ -53,10 +53,11 @@ inline constexpr int kMaxStages = 16;
 // --- Shared memory ------------------------------------------------------------------------------
 //
 // Per stage: the A tile, the B tile (fp8, one K block of gemm::kScaleBlock = 128 bytes per row),
-// BLOCK_M A scales (fp32) and two 8-byte barriers; beside the stages, the bf16 D tile of the
-// epilogue (chapter 08). kernel.cu asserts its own layout against these.
+// BLOCK_M A scales (fp32), two 8-byte barriers and the two B scales (fp32, copied in by the
+// producer since chapter 06); beside the stages, the bf16 D tile of the epilogue (chapter 08).
+// kernel.cu asserts its own layout against these.
 GEMM_HOST_DEVICE constexpr uint32_t stage_bytes(int block_m, int block_n) {
-  return uint32_t(block_m + block_n) * gemm::kScaleBlock + uint32_t(block_m) * 4 + 16;
+  return uint32_t(block_m + block_n) * gemm::kScaleBlock + uint32_t(block_m) * 4 + 2 * 8 + 2 * 4;
 }
 GEMM_HOST_DEVICE constexpr uint32_t d_tile_bytes(int block_m, int block_n) {
   return uint32_t(block_m) * uint32_t(block_n) * 2;
