@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   constexpr int kClusterSize = kMulticastCtas * kSplit;
   // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
   // The A tiles of every stage, then the B tiles, then the D tile, then with a split the partial
-  // sums, then the A scales, then the barriers,
+  // sums, then the A scales, then the barriers (with a split, its two as well),
   // then the B scales (after the 8-byte barriers, so that those keep their alignment).
   extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
   uint8_t* smem_a = smem;
@@ -176,11 +176,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   float* smem_sa = smem_partial + (kSplit > 1 ? BLOCK_M * BLOCK_N : 0);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
-  auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // two per stage
   // With a split, one phase per tile each: every CTA's partial sums written; every CTA done
   // reading this CTA's.
   uint64_t* written_barrier = empty_barriers + kNumStages;
   uint64_t* read_barrier = written_barrier + 1;
+  // Past the split's two barriers (partial_bytes counts their 16 bytes; without a split, none).
+  auto* smem_sb =
+      reinterpret_cast<float*>(written_barrier + (kSplit > 1 ? 2 : 0));  // two per stage
 
   const auto [M, N, K] = args.shape;
   // The tiles this CTA computes. The scheduler walks the grid of pairs of tiles (of tiles, without
