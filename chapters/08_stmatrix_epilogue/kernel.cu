@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     for (int s = 0; s < kNumStages; ++s) {
       // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
       ptx::mbarrier_init(&full_barriers[s], 2);
-      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads / ptx::kWarpSize);  // one per warp
+      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);  // one per math thread
     }
     ptx::fence_barrier_init();
   }
@@ -261,10 +261,12 @@ __global__ void __launch_bounds__(kNumThreads, 1)
 
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
-          // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
-          // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
-          // barrier, which expects kNumMathThreads / ptx::kWarpSize.
-          const bool release = sub == kSubtiles - 1 && threadIdx.x % ptx::kWarpSize == 0;
+          // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once,
+          // if it has nothing to compute) every math thread arrives on the empty barrier, which
+          // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
+          // scales, read by every lane) before the copies that next overwrite it; one arrival per
+          // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
+          const bool release = sub == kSubtiles - 1;
           if (!kAllLive && sub >= live_subtiles) {
             if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);
             continue;

@@ -8,7 +8,9 @@
 //   (the kernel's barrier expects a second arrival, from the cp.async of scale B that chapter 06
 //   added; it stays inside the CTA, and the model leaves it out);
 // - empty barrier: initialised with 2 x the math warps; lane r of each math warp arrives on the
-//   barrier of the CTA of rank r;
+//   barrier of the CTA of rank r (the kernel now has every math thread arrive on both CTAs'
+//   barriers, initialised with 2 x the math threads, for the memory model's sake (chapter 06's
+//   README); the model keeps one arrival per warp: the same protocol, counted per warp);
 // - both sides walk the ring with ch05::PipelineState over the same tiles (ch10::cta_tile);
 // - mbarrier semantics as the PTX ISA gives them ("mbarrier" object contents; try_wait.parity): a
 //   phase completes when its pending arrivals and its tx-count are both zero, and the tx-count may

@@ -215,9 +215,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
     for (int s = 0; s < kNumStages; ++s) {
       // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
       ptx::mbarrier_init(&full_barriers[s], 2);
-      // One arrival per math warp of every CTA of the cluster: with multicast, this CTA's
-      // producer writes the stage in both CTAs, so both CTAs' math warps must have released it.
-      ptx::mbarrier_init(&empty_barriers[s], kMulticastCtas * kNumMathThreads / ptx::kWarpSize);
+      // One arrival per math thread of every CTA of the cluster: with multicast, this CTA's
+      // producer writes the stage in both CTAs, so both CTAs' math threads must have released it.
+      ptx::mbarrier_init(&empty_barriers[s], kMulticastCtas * kNumMathThreads);
     }
     if constexpr (kSplit > 1) {
       // One arrival per math thread of every CTA of the cluster, once per tile.
@@ -373,19 +373,18 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
 
 #pragma unroll
           for (int sub = 0; sub < kSubtiles; ++sub) {
-            // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once, if
-            // it has nothing to compute) lane 0 of each warp arrives once for its warp on the empty
-            // barrier, which expects kNumMathThreads / ptx::kWarpSize. With multicast, lane r
-            // arrives for its warp on the barrier of the CTA of rank r: both CTAs' producers write
-            // this stage of this CTA, and wait for its release.
+            // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once,
+            // if it has nothing to compute) every math thread arrives on the empty barrier, which
+            // expects kNumMathThreads (chapter 06: each thread's arrival orders its own reads).
+            // With multicast, every math thread arrives on the barrier of each CTA of the
+            // cluster: both CTAs' producers write this stage of this CTA, and wait for its release.
             const auto release = [&] {
               if (sub != kSubtiles - 1) return;
               if constexpr (kMulticastCtas == 1) {
-                if (threadIdx.x % ptx::kWarpSize == 0) ptx::mbarrier_arrive(&empty_barriers[stage]);
+                ptx::mbarrier_arrive(&empty_barriers[stage]);
               } else {
-                const uint32_t lane_id = threadIdx.x % ptx::kWarpSize;
-                if (lane_id < kMulticastCtas)
-                  ptx::mbarrier_arrive_cluster(&empty_barriers[stage], lane_id);
+                for (uint32_t r = 0; r < uint32_t(kMulticastCtas); ++r)
+                  ptx::mbarrier_arrive_cluster(&empty_barriers[stage], r);
               }
             };
             if (!kAllLive && sub >= live_subtiles) {
