@@ -133,10 +133,10 @@ if [ "$sanitizers" = 1 ]; then
       # Chapters 11 and 12's own 256 x 128 tile with multicast on A, its last row of tiles with a
       # sub-tile wholly past M (the K loop's copy that tests for it).
       [[ "$name" =~ ^(11|12)_ ]] && shapes+=("1900 4096 640")
-      # Chapter 12's split: the heuristic's own (64 x 2112: split 4 over 64 x 128 tiles), split 3
-      # on ragged 128-row tiles with uneven slices, and split 8 where K is 3 blocks (five CTAs of
-      # each cluster without a K block).
-      [[ "$name" == 12_* ]] && shapes+=("64 2112 1024" "100 2120 640 - - 3" "1 1024 384 - - 8")
+      # Chapter 12's split: the heuristic's own (64 x 512 x 4096: split 4, four CTAs to a tile
+      # where chapter 11 would run 32), split 3 on ragged 128-row tiles with uneven slices, and
+      # split 8 where K is 3 blocks (five CTAs of each cluster without a K block).
+      [[ "$name" == 12_* ]] && shapes+=("64 512 4096" "100 2120 640 - - 3" "1 1024 384 - - 8")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""

@@ -195,10 +195,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   }
   // The partner's producer may multicast into this CTA's stages and complete its full barriers,
   // and its math warps arrive on its empty barriers: none of that before they are initialised.
-  if constexpr (kClusterSize > 1)
-    ptx::cluster_sync();
-  else
+  // The inits' own fence (above) is the release they need: the arrival is relaxed (ptx/cluster.cuh).
+  if constexpr (kClusterSize > 1) {
+    ptx::cluster_arrive_relaxed();
+    ptx::cluster_wait();
+  } else {
     __syncthreads();
+  }
 
   const int num_k_blocks = int(K / BLOCK_K);
   if (warpgroup == kNumMathWarpgroups) {

@@ -12,15 +12,17 @@
 // The heuristic, in order (every step is a function below, tested on DeepGEMM's 18 shapes):
 //
 // 1. Chapter 11's configuration (ch11::choose_config): the tile, its waves, its multicast.
-// 2. A split only where chapter 11 had to narrow its tiles to 16 columns (kSplitBelowBlockN) to
-//    give the SMs work. Measured on the H100 (README): there the split pays (64 x 2112 x 7168: 111
-//    to 119 TFLOPS); where chapter 11's tiles are 32 or 64 wide it ties or loses (-1% to -3%), and
-//    with short slices it loses more (64 x 7168 x 2048: -16%), the reduction costing about 1 to 2
-//    us per tile.
+// 2. A split only where chapter 11's configuration leaves more than half of the SMs without a tile
+//    (its grid at most num_sms * kSplitBelowOccupancy). Measured on the H100 (README, "The split,
+//    measured again"): where chapter 11 fills 112 to 132 of the 132 SMs, which is every benchmark
+//    shape, the split ties or loses (64 x 2112 x 7168: 141 TFLOPS at split 2 against 139; 128 x
+//    2112 x 7168: 237 against 254), its exchange costing about 1 to 1.5 us per tile; where chapter
+//    11 runs 16 to 64 CTAs, it gains 1.1x to 1.9x (64 x 512 x 16384: 23.3 us to 12.6).
 // 3. The split candidates: BLOCK_M 64 (M <= 64) or 128, every compiled (BLOCK_N, split) with at
 //    least kMinSplitStages stages, whose tiles fit in one wave of clusters (tiles <= the clusters
-//    of that size that run at once, ClusterFit) and whose split leaves every CTA at least one K
-//    block.
+//    of that size that run at once, ClusterFit) and whose split leaves every CTA at least
+//    kMinSliceKBlocks K blocks (shorter slices lose: 64 x 1024 x 4096, 9.5 us unsplit, 9.8 at split
+//    8 with 4 K blocks a slice, 9.2 at split 4 with 8).
 // 4. The candidate, chapter 11's configuration included, with the fewest bytes per SM: waves of
 //    clusters x (BLOCK_M + BLOCK_N) x 128 bytes x the K blocks of a slice (bytes_per_sm). On a tie
 //    chapter 11's configuration, then the narrower tile, then the smaller split.
@@ -116,11 +118,13 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
 }
 
 inline constexpr int kSplitBlockN[] = {64, 96, 128, 160};
-// Step 2 and 3's limits (measured, README): chapter 11's tile narrower than this, and a ring of at
-// least this many stages (128 x 160 has 2, 128 x 128 4: at 128 x 2112 x 7168 the 96-wide tile of 5
-// stages ran 218 TFLOPS, the 128-wide 211, the 160-wide 178).
-inline constexpr int kSplitBelowBlockN = 32;
+// Step 2 and 3's limits (measured, README): chapter 11's grid at most this share of the SMs; a ring
+// of at least this many stages (128 x 160 has 2, 128 x 128 4: at 128 x 2112 x 7168 the 96-wide tile
+// of 5 stages ran 218 TFLOPS, the 128-wide 211, the 160-wide 178); slices of at least this many K
+// blocks.
+inline constexpr double kSplitBelowOccupancy = 0.5;
 inline constexpr int kMinSplitStages = 5;
+inline constexpr int kMinSliceKBlocks = 8;
 
 #define CH12_SPLITS_FOR(bm)                                                       \
   Variant{bm, 64, Multicast::None, 2}, Variant{bm, 64, Multicast::None, 4},       \
@@ -238,12 +242,12 @@ inline Config chapter11_config(const gemm::Shape& s, int num_sms, const ClusterF
 inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms,
                             const ClusterFit& fit = kH100ClusterFit) {
   Config best = chapter11_config(s, num_sms, fit);
-  if (best.variant.block_n >= kSplitBelowBlockN) return best;
+  if (best.grid > num_sms * kSplitBelowOccupancy) return best;
   const int num_k_blocks = int(s.k / gemm::kScaleBlock);
   const int block_m = split_block_m(s);
   const int64_t tiles_m = (s.m + block_m - 1) / block_m;
   for (const Variant& v : kSplitVariants) {
-    if (v.block_m != block_m || v.split > num_k_blocks) continue;
+    if (v.block_m != block_m || num_k_blocks / v.split < kMinSliceKBlocks) continue;
     if (stages_for(v.block_m, v.block_n, v.split) < kMinSplitStages) continue;
     const int64_t tiles = tiles_m * ((s.n + v.block_n - 1) / v.block_n);
     if (tiles > fit.clusters[v.split]) continue;  // more than one wave of clusters
