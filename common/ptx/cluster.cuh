@@ -42,7 +42,7 @@ __device__ __forceinline__ void cluster_sync() {
 // (fence_barrier_init, ptx/mbarrier.cuh) is the ISA's light-weight fence for exactly that, to be
 // followed by a relaxed arrival ("membar / fence"). The wait keeps its default, acquire. By the
 // SASS (cuobjdump 13.0): cluster_sync is MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR,
-// UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL; the relaxed pair drops the MEMBARs and the error barriers.
+// UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL; the relaxed pair is UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL.
 // The traces of chapter 12 measured 1.5 to 2 us from a CTA's first instruction to the end of
 // cluster_sync at its start, 0.3 us with the relaxed pair (chapter 10's README).
 __device__ __forceinline__ void cluster_arrive_relaxed() {
