@@ -134,9 +134,10 @@ if [ "$sanitizers" = 1 ]; then
       # sub-tile wholly past M (the K loop's copy that tests for it).
       [[ "$name" =~ ^(11|12)_ ]] && shapes+=("1900 4096 640")
       # Chapter 12's split: the heuristic's own (64 x 512 x 4096: split 4, four CTAs to a tile
-      # where chapter 11 would run 32), split 3 on ragged 128-row tiles with uneven slices, and
-      # split 8 where K is 3 blocks (five CTAs of each cluster without a K block).
-      [[ "$name" == 12_* ]] && shapes+=("64 512 4096" "100 2120 640 - - 3" "1 1024 384 - - 8")
+      # where chapter 11 would run 32; 128 x 2112 x 2048: split 2 over 32-column tiles where
+      # chapter 11's are 16 wide), split 3 on ragged 128-row tiles with uneven slices, and split 8
+      # where K is 3 blocks (five CTAs of each cluster without a K block).
+      [[ "$name" == 12_* ]] && shapes+=("64 512 4096" "128 2112 2048" "100 2120 640 - - 3" "1 1024 384 - - 8")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""

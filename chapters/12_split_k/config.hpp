@@ -13,16 +13,19 @@
 //
 // 1. Chapter 11's configuration (ch11::choose_config): the tile, its waves, its multicast.
 // 2. A split only where chapter 11's configuration leaves more than half of the SMs without a tile
-//    (its grid at most num_sms * kSplitBelowOccupancy). Measured on the H100 (README, "The split,
-//    measured again"): where chapter 11 fills 112 to 132 of the 132 SMs, which is every benchmark
-//    shape, the split ties or loses (64 x 2112 x 7168: 141 TFLOPS at split 2 against 139; 128 x
-//    2112 x 7168: 237 against 254), its exchange costing about 1 to 1.5 us per tile; where chapter
-//    11 runs 16 to 64 CTAs, it gains 1.1x to 1.9x (64 x 512 x 16384: 23.3 us to 12.6).
+//    (its grid at most num_sms * kSplitBelowOccupancy), or where its tile is narrower than
+//    kSplitBelowBlockN columns. Measured on the H100 (README, "The split, measured again"): where
+//    chapter 11 runs 16 to 64 CTAs, the split gains 1.1x to 1.9x (64 x 512 x 16384: 23.3 us to
+//    12.6); where it runs 16-column tiles on 132 SMs (N = 2112), a split of 2 over 32-column tiles
+//    on the same 132 SMs gains 3% to 5%; where chapter 11's tiles are 32 to 64 wide on 112 to 128
+//    SMs, every split ties or loses (128 x 4096 x 7168: 355 TFLOPS against 362), its exchange
+//    costing about 1 to 1.5 us per tile.
 // 3. The split candidates: BLOCK_M 64 (M <= 64) or 128, every compiled (BLOCK_N, split) with at
 //    least kMinSplitStages stages, whose tiles fit in one wave of clusters (tiles <= the clusters
-//    of that size that run at once, ClusterFit) and whose split leaves every CTA at least
-//    kMinSliceKBlocks K blocks (shorter slices lose: 64 x 1024 x 4096, 9.5 us unsplit, 9.8 at split
-//    8 with 4 K blocks a slice, 9.2 at split 4 with 8).
+//    of that size that run at once, ClusterFit), that keep at least as many SMs at work as chapter
+//    11 (a split on half the SMs lost: split 3 over 66 CTAs at 128 x 2112 x 7168, 233 against 254)
+//    and whose split leaves every CTA at least kMinSliceKBlocks K blocks (shorter slices lose: 64 x
+//    1024 x 4096, 9.5 us unsplit, 9.8 at split 8 with 4 K blocks a slice, 9.2 at split 4 with 8).
 // 4. The candidate, chapter 11's configuration included, with the fewest bytes per SM: waves of
 //    clusters x (BLOCK_M + BLOCK_N) x 128 bytes x the K blocks of a slice (bytes_per_sm). On a tie
 //    chapter 11's configuration, then the narrower tile, then the smaller split.
@@ -104,7 +107,7 @@ GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n, int spl
 // --- The kernels that exist ---------------------------------------------------------------------
 //
 // Chapter 11's variants (split 1), and the split ones: BLOCK_M 64 and 128, the widths in
-// kSplitBlockN, every split from 2 to kMaxSplit that divides BLOCK_N / 16. The narrow widths have
+// kSplitBlockN, every split from 2 to kMaxSplit that divides BLOCK_N / 16. The 16-wide tiles have
 // no split variant: splitting K is the alternative to them. tests/host_chapter12.cpp checks that
 // every choice has its kernel and that every split variant is chosen for some shape.
 struct Variant {
@@ -117,22 +120,23 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
          x.split == y.split;
 }
 
-inline constexpr int kSplitBlockN[] = {64, 96, 128, 160};
-// Step 2 and 3's limits (measured, README): chapter 11's grid at most this share of the SMs; a ring
-// of at least this many stages (128 x 160 has 2, 128 x 128 4: at 128 x 2112 x 7168 the 96-wide tile
-// of 5 stages ran 218 TFLOPS, the 128-wide 211, the 160-wide 178); slices of at least this many K
-// blocks.
+inline constexpr int kSplitBlockN[] = {32, 64, 96, 128, 160};
+// Step 2 and 3's limits (measured, README): chapter 11's grid at most this share of the SMs, or its
+// tile narrower than this; a ring of at least this many stages (128 x 160 has 2, 128 x 128 4: at
+// 128 x 2112 x 7168 the 96-wide tile of 5 stages ran 218 TFLOPS, the 128-wide 211, the 160-wide
+// 178); slices of at least this many K blocks.
 inline constexpr double kSplitBelowOccupancy = 0.5;
+inline constexpr int kSplitBelowBlockN = 32;
 inline constexpr int kMinSplitStages = 5;
 inline constexpr int kMinSliceKBlocks = 8;
 
-#define CH12_SPLITS_FOR(bm)                                                       \
-  Variant{bm, 64, Multicast::None, 2}, Variant{bm, 64, Multicast::None, 4},       \
-      Variant{bm, 96, Multicast::None, 2}, Variant{bm, 96, Multicast::None, 3},   \
-      Variant{bm, 96, Multicast::None, 6}, Variant{bm, 128, Multicast::None, 2},  \
-      Variant{bm, 128, Multicast::None, 4}, Variant{bm, 128, Multicast::None, 8}, \
-      Variant{bm, 160, Multicast::None, 2}, Variant {                             \
-    bm, 160, Multicast::None, 5                                                   \
+#define CH12_SPLITS_FOR(bm)                                                                 \
+  Variant{bm, 32, Multicast::None, 2}, Variant{bm, 64, Multicast::None, 2},                 \
+      Variant{bm, 64, Multicast::None, 4}, Variant{bm, 96, Multicast::None, 2},             \
+      Variant{bm, 96, Multicast::None, 3}, Variant{bm, 96, Multicast::None, 6},             \
+      Variant{bm, 128, Multicast::None, 2}, Variant{bm, 128, Multicast::None, 4},           \
+      Variant{bm, 128, Multicast::None, 8}, Variant{bm, 160, Multicast::None, 2}, Variant { \
+    bm, 160, Multicast::None, 5                                                             \
   }
 inline constexpr Variant kSplitVariants[] = {CH12_SPLITS_FOR(64), CH12_SPLITS_FOR(128)};
 #undef CH12_SPLITS_FOR
@@ -242,7 +246,9 @@ inline Config chapter11_config(const gemm::Shape& s, int num_sms, const ClusterF
 inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms,
                             const ClusterFit& fit = kH100ClusterFit) {
   Config best = chapter11_config(s, num_sms, fit);
-  if (best.grid > num_sms * kSplitBelowOccupancy) return best;
+  const int chapter11_grid = best.grid;
+  if (best.grid > num_sms * kSplitBelowOccupancy && best.variant.block_n >= kSplitBelowBlockN)
+    return best;
   const int num_k_blocks = int(s.k / gemm::kScaleBlock);
   const int block_m = split_block_m(s);
   const int64_t tiles_m = (s.m + block_m - 1) / block_m;
@@ -250,7 +256,8 @@ inline Config choose_config(const gemm::Shape& s, int num_sms = ch09::kH100Sms,
     if (v.block_m != block_m || num_k_blocks / v.split < kMinSliceKBlocks) continue;
     if (stages_for(v.block_m, v.block_n, v.split) < kMinSplitStages) continue;
     const int64_t tiles = tiles_m * ((s.n + v.block_n - 1) / v.block_n);
-    if (tiles > fit.clusters[v.split]) continue;  // more than one wave of clusters
+    if (tiles > fit.clusters[v.split]) continue;     // more than one wave of clusters
+    if (tiles * v.split < chapter11_grid) continue;  // fewer SMs at work than chapter 11
     const Config c = make_config(s, v, num_sms, fit);
     if (c.bytes_per_sm < best.bytes_per_sm) best = c;
   }
