@@ -194,14 +194,12 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     ptx::fence_barrier_init();
   }
   // The partner's producer may multicast into this CTA's stages and complete its full barriers,
-  // and its math warps arrive on its empty barriers: none of that before they are initialised.
+  // and its math threads arrive on its empty barriers: none of that before they are initialised.
   // The inits' own fence (above) is the release they need: the arrival is relaxed (ptx/cluster.cuh).
-  if constexpr (kClusterSize > 1) {
-    ptx::cluster_arrive_relaxed();
-    ptx::cluster_wait();
-  } else {
+  if constexpr (kClusterSize > 1)
+    ptx::cluster_sync_relaxed();
+  else
     __syncthreads();
-  }
 
   const int num_k_blocks = int(K / BLOCK_K);
   if (warpgroup == kNumMathWarpgroups) {
@@ -448,7 +446,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // before the CTA may exit.
     if (t == 0) ptx::bulk_wait_group_read<0>();
   }
-  // With multicast, this CTA's math warps arrive on the partner's empty barriers until their last
+  // With multicast, this CTA's math threads arrive on the partner's empty barriers until their last
   // K block: neither CTA may exit (and release its shared memory) before both are past that. So
   // every thread of both CTAs, the producer warpgroup's included, meets here.
   if constexpr (kClusterSize > 1) ptx::cluster_sync();

@@ -227,15 +227,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
     ptx::fence_barrier_init();
   }
   // The partner's producer may multicast into this CTA's stages and complete its full barriers,
-  // and its math warps arrive on its empty barriers: none of that before they are initialised.
+  // and its math threads arrive on its empty barriers: none of that before they are initialised.
   // With a split, every CTA's math threads arrive on its written and read barriers.
   // The inits' own fence (above) is the release they need: the arrival is relaxed (ptx/cluster.cuh).
-  if constexpr (kClusterSize > 1) {
-    ptx::cluster_arrive_relaxed();
-    ptx::cluster_wait();
-  } else {
+  if constexpr (kClusterSize > 1)
+    ptx::cluster_sync_relaxed();
+  else
     __syncthreads();
-  }
 
   const int num_k_blocks = int(K / BLOCK_K);
   // This CTA's K blocks: all of them, or with a split its slice (k_slice, config.hpp).
@@ -539,7 +537,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
     // before the CTA may exit.
     if (t == 0) ptx::bulk_wait_group_read<0>();
   }
-  // With multicast, this CTA's math warps arrive on the partner's empty barriers until their last
+  // With multicast, this CTA's math threads arrive on the partner's empty barriers until their last
   // K block: neither CTA may exit (and release its shared memory) before both are past that. So
   // every thread of both CTAs, the producer warpgroup's included, meets here.
   // With a split, the other CTAs read this CTA's last partial sums and arrive on its barriers. Their
@@ -547,12 +545,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // "read"), and each thread's loads of the sums have returned before it arrives here: their values
   // are in the sums it stored. So the split's arrival needs no release, and its GPU-wide MEMBAR
   // (ptx/cluster.cuh) went: 1.0 to 1.5 us less at the end of each CTA (README).
-  if constexpr (kSplit > 1) {
-    ptx::cluster_arrive_relaxed();
-    ptx::cluster_wait();
-  } else if constexpr (kClusterSize > 1) {
+  if constexpr (kSplit > 1)
+    ptx::cluster_sync_relaxed();
+  else if constexpr (kClusterSize > 1)
     ptx::cluster_sync();
-  }
 }
 
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast, int kSplit>

@@ -36,20 +36,20 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
-// The two halves of cluster_sync, the arrival without its release (PTX ISA, "barrier.cluster": with
-// .relaxed, "no memory ordering and visibility guarantees" for what the thread did before it). What
-// a kernel's start needs ordered is only the barrier inits, and fence.mbarrier_init.release.cluster
-// (fence_barrier_init, ptx/mbarrier.cuh) is the ISA's light-weight fence for exactly that, to be
-// followed by a relaxed arrival ("membar / fence"). The wait keeps its default, acquire. By the
-// SASS (cuobjdump 13.0): cluster_sync is MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR,
-// UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL; the relaxed pair is UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL.
-// The traces of chapter 12 measured 1.5 to 2 us from a CTA's first instruction to the end of
-// cluster_sync at its start, 0.3 us with the relaxed pair (chapter 10's README).
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-  asm volatile("barrier.cluster.wait;\n" ::: "memory");
+// cluster_sync with the arrival relaxed (PTX ISA, "barrier.cluster": with .relaxed, "no memory
+// ordering and visibility guarantees" for what the thread did before it); the wait keeps its
+// default, acquire. What a kernel's start needs ordered is only the barrier inits, and
+// fence.mbarrier_init.release.cluster (fence_barrier_init, ptx/mbarrier.cuh) is the ISA's
+// light-weight fence for exactly that, to be followed by a relaxed arrival ("membar / fence").
+// By the SASS (cuobjdump 13.0): cluster_sync is MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR,
+// UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL; this is UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL. The traces
+// of chapter 12 measured 1.5 to 2 us from a CTA's first instruction to the end of cluster_sync at
+// its start, 0.3 us with this (chapter 10's README). Every thread must execute it, as cluster_sync.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile(
+      "barrier.cluster.arrive.relaxed;\n"
+      "barrier.cluster.wait;\n" ::
+          : "memory");
 }
 
 // One arrival on the mbarrier at the same shared-memory offset as `bar`, in the CTA of rank
