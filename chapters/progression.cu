@@ -49,6 +49,8 @@ void record(benchmark::State& state, const Shape& s, const Timing& t) {
   state.counters["TFLOPS"] = tflops(s, t.median_ms);
   state.counters["GBps"] = gbps(s, t.median_ms);
   state.counters["median_us"] = t.median_ms * 1e3;
+  // The kernels' own time (CUPTI; common/timing.hpp), beside the events' launch-to-launch time.
+  if (t.kernel_ms > 0) state.counters["kernel_us"] = t.kernel_ms * 1e3;
   state.counters["runs"] = t.runs;
   state.counters["M"] = double(s.m);
   state.counters["N"] = double(s.n);
@@ -115,6 +117,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  g_timing.kernel_time = true;
   try {
     g_flusher = std::make_unique<L2Flusher>();
   } catch (const Error& e) {
@@ -148,7 +151,8 @@ int main(int argc, char** argv) {
   int bargc = int(rest.size());
   benchmark::Initialize(&bargc, rest.data());
   benchmark::AddCustomContext("timing", "median of " + std::to_string(g_timing.runs) +
-                                            " runs, CUDA events around the launch, " +
+                                            " runs, CUDA events around the launch (and the "
+                                            "kernels' own time from CUPTI: kernel_us), " +
                                             std::to_string(g_flusher->bytes() >> 20) +
                                             " MiB memset before each run");
   cudaDeviceProp prop{};

@@ -1,6 +1,12 @@
 #include "common/timing.hpp"
 
+#include <cupti.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace gemm {
@@ -16,6 +22,66 @@ void L2Flusher::flush(cudaStream_t stream) const {
 }
 
 namespace {
+
+// The kernels' own durations, from CUPTI's activity API (cupti_activity.h): kernel records, each
+// with the GPU's start and end timestamps in ns, handed over in buffers that CUPTI asks for and
+// returns (the two callbacks), all of them on cuptiActivityFlushAll. One process-wide recorder,
+// enabled on first use; where CUPTI refuses (another profiling tool attached), it records nothing.
+class KernelRecorder {
+ public:
+  static KernelRecorder& get() {
+    static KernelRecorder r;
+    return r;
+  }
+  bool ok() const { return ok_; }
+  // Drops what is recorded so far (after flushing it), so that the next span is of new launches.
+  void clear() {
+    if (!ok_) return;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    spans_.clear();
+  }
+  // First start to last end of the kernels since clear(), in ms; 0 if none was recorded.
+  double span_ms() {
+    if (!ok_) return 0;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (spans_.empty()) return 0;
+    uint64_t first = spans_[0].first, last = spans_[0].second;
+    for (const auto& [start, end] : spans_)
+      first = std::min(first, start), last = std::max(last, end);
+    return double(last - first) * 1e-6;
+  }
+
+ private:
+  KernelRecorder() {
+    ok_ = cuptiActivityRegisterCallbacks(requested, completed) == CUPTI_SUCCESS &&
+          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS;
+    if (!ok_) std::fprintf(stderr, "timing: CUPTI unavailable, no kernel-only times\n");
+  }
+  static constexpr size_t kBufferBytes = size_t(1) << 20;
+  static void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    *size = *buffer ? kBufferBytes : 0;
+    *max_records = 0;  // as many as fit
+  }
+  static void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel9*>(record);
+        get().spans_.push_back({uint64_t(k->start), uint64_t(k->end)});
+      }
+    std::free(buffer);
+  }
+  bool ok_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> spans_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 class Event {
  public:
   Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
@@ -32,14 +98,18 @@ class Event {
 Timing time_launch(const std::function<void(cudaStream_t)>& launch, const L2Flusher& flusher,
                    cudaStream_t stream, const TimingOptions& opt) {
   Event start, stop;
+  KernelRecorder* kernels = opt.kernel_time ? &KernelRecorder::get() : nullptr;
+  std::vector<double> kernel_ms;  // of the timed runs
   auto timed_run = [&] {
     flusher.flush(stream);
+    if (kernels) kernels->clear();
     CUDA_CHECK(cudaEventRecord(start.get(), stream));
     launch(stream);
     CUDA_CHECK(cudaEventRecord(stop.get(), stream));
     CUDA_CHECK(cudaEventSynchronize(stop.get()));
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    if (kernels) kernel_ms.push_back(kernels->span_ms());
     return double(ms);
   };
 
@@ -50,11 +120,12 @@ Timing time_launch(const std::function<void(cudaStream_t)>& launch, const L2Flus
     runs = std::clamp(int(opt.max_total_ms / warm_ms), std::min(3, opt.runs), opt.runs);
 
   std::vector<double> ms(runs);
+  kernel_ms.clear();  // the warm-up's
   for (auto& t : ms) t = timed_run();
-  std::sort(ms.begin(), ms.end());
   Timing t;
   t.runs = runs;
-  t.median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
+  t.median_ms = median(ms);
+  if (kernels && kernels->ok()) t.kernel_ms = median(kernel_ms);
   return t;
 }
 

@@ -2,6 +2,13 @@
 // deep_gemm/testing/bench.py), so that the numbers compare with DeepGEMM's published ones: before
 // every timed run an 8 GB memset flushes L2 (and gives the GPU the same pause between runs); CUDA
 // events around the launch only; the median of many runs after warm-up.
+//
+// Where asked (TimingOptions::kernel_time, the progression benchmark), also the kernels' own
+// durations, from CUPTI's activity records: what bench_kineto reads from the profiler, and the
+// "(kernel only)" figures of anchors.md. Events add a launch overhead that took one of two values
+// in one process, about 2.4 or 3.0 us, depending on what the process had timed before: two
+// kernels with the same SASS read 0.5 to 0.8 us apart by events and within 0.2 us by CUPTI (H100,
+// 2026-11-24; chapter 12's README).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,11 +37,17 @@ struct TimingOptions {
   // A kernel slower than this budget allows gets fewer runs (at least 3), so that the reference
   // kernel does not hold the benchmark up for minutes. The count used is reported.
   double max_total_ms = 3000.0;
+  // Also record each timed run's kernels through CUPTI: Timing::kernel_ms.
+  bool kernel_time = false;
 };
 
 struct Timing {
   double median_ms = 0;
   int runs = 0;  // how many timed runs the median is of (fewer than asked for a slow kernel)
+  // With kernel_time: the median over the same runs of the span from the first kernel's start to
+  // the last one's end (a peer may launch two), from CUPTI; 0 where not asked for, or where CUPTI
+  // could not record (another tool holding it: ncu, compute-sanitizer).
+  double kernel_ms = 0;
 };
 
 // launch(stream) must enqueue exactly the work to time on that stream and check its launch.

@@ -16,28 +16,34 @@ import progression  # noqa: E402
 SHAPES = ["64x2112x7168", "4096x7168x16384"]
 
 
-def row(name, shape, tflops, error=False):
+# The kernels' own time (CUPTI) in the made-up run: the events' time over this factor.
+KERNEL_FACTOR = 1.2
+
+
+def row(name, shape, tflops, error=False, kernel_times=True):
     m, n, k = (int(x) for x in shape.split("x"))
     us = 2.0 * m * n * k / (tflops * 1e12) * 1e6
     b = {"name": f"{name}/{shape}", "TFLOPS": tflops, "GBps": (m * k + n * k + 2 * m * n) / us / 1e3,
          "median_us": us}
+    if kernel_times:
+        b["kernel_us"] = us / KERNEL_FACTOR
     if error:
         b = {"name": f"{name}/{shape}", "error_occurred": True,
              "error_message": "chapter 10: multicast on B needs the tiles to pair up"}
     return b
 
 
-def fake_run(path):
+def fake_run(path, kernel_times=True):
     benchmarks = []
     for s in SHAPES:
-        benchmarks.append(row("08_stmatrix_epilogue", s, 100))
-        benchmarks.append(row("09_persistent_scheduler", s, 110))
-        benchmarks.append(row("10_tma_multicast", s, 130))
-        benchmarks.append(row("10_tma_multicast[multicast=off]", s, 120))
-        benchmarks.append(row("10_tma_multicast[multicast=A]", s, 131))
-        benchmarks.append(row("10_tma_multicast[multicast=B]", s, 125, error=s.startswith("64x")))
-        benchmarks.append(row("cublasLt-blk", s, 115))
-        benchmarks.append(row("cublasLt-scalar", s, 128))
+        for name, tflops in (("08_stmatrix_epilogue", 100), ("09_persistent_scheduler", 110),
+                             ("10_tma_multicast", 130), ("10_tma_multicast[multicast=off]", 120),
+                             ("10_tma_multicast[multicast=A]", 131)):
+            benchmarks.append(row(name, s, tflops, kernel_times=kernel_times))
+        benchmarks.append(row("10_tma_multicast[multicast=B]", s, 125, error=s.startswith("64x"),
+                              kernel_times=kernel_times))
+        benchmarks.append(row("cublasLt-blk", s, 115, kernel_times=kernel_times))
+        benchmarks.append(row("cublasLt-scalar", s, 128, kernel_times=kernel_times))
     with open(path, "w") as f:
         json.dump({"context": {"gpu": "test GPU", "date": "2026-11-23"}, "benchmarks": benchmarks}, f)
 
@@ -82,6 +88,22 @@ class Progression(unittest.TestCase):
         # The TFLOPS table has one row per chapter and peer, none for the ablations.
         tflops_table = text.split("## TFLOPS")[1].split("## GB/s")[0]
         self.assertNotIn("[multicast", tflops_table)
+        # By the kernels' own time: the same flops over 1 / 1.2 of the time, against DeepGEMM's
+        # kernel-only figures (anchors.md: 1475 at the headline shape, 156 at 64 x 2112 x 7168).
+        by_kernel = text.split("## By the kernels' own time (CUPTI)")[1].split("## Ablations")[0]
+        self.assertIn("| 10_tma_multicast | 156 | 156 |", by_kernel)
+        self.assertIn("| 4096 x 7168 x 16384 | 156 | 1475 | DeepGEMM here | 0.11 |", by_kernel)
+        self.assertIn("| 64 x 2112 x 7168 | 156 | 156 | DeepGEMM here | 1.00 |", by_kernel)
+
+    def test_no_kernel_section_without_kernel_times(self):
+        # A run recorded without CUPTI (an older JSON, or CUPTI held by another tool).
+        fake_run(self.json, kernel_times=False)
+        md = os.path.join(self.dir.name, "p.md")
+        subprocess.run([sys.executable, SCRIPT, self.json, "--md", md], check=True)
+        with open(md) as f:
+            text = f.read()
+        self.assertNotIn("By the kernels' own time", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 1471 | DeepGEMM here | 0.09 |", text)
 
     def test_chart(self):
         try:
