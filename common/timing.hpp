@@ -37,14 +37,15 @@ struct TimingOptions {
   // A kernel slower than this budget allows gets fewer runs (at least 3), so that the reference
   // kernel does not hold the benchmark up for minutes. The count used is reported.
   double max_total_ms = 3000.0;
-  // Also record each timed run's kernels through CUPTI: Timing::kernel_ms.
+  // Also the kernels' own time through CUPTI, in as many runs again after the event-timed ones:
+  // Timing::kernel_ms.
   bool kernel_time = false;
 };
 
 struct Timing {
   double median_ms = 0;
   int runs = 0;  // how many timed runs the median is of (fewer than asked for a slow kernel)
-  // With kernel_time: the median over the same runs of the span from the first kernel's start to
+  // With kernel_time: the median over its own runs of the span from the first kernel's start to
   // the last one's end (a peer may launch two), from CUPTI; 0 where not asked for, or where CUPTI
   // could not record (another tool holding it: ncu, compute-sanitizer).
   double kernel_ms = 0;
