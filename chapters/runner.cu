@@ -61,8 +61,13 @@ bool check(const Chapter& ch, const HostProblem& host, const DeviceProblem& dev)
 }
 
 void print_row(const char* name, const Shape& s, const Timing& t) {
-  std::printf("  %-22s %10.1f %9.1f %9.0f   (median of %d)\n", name, t.median_ms * 1e3,
-              tflops(s, t.median_ms), gbps(s, t.median_ms), t.runs);
+  std::printf("  %-22s %10.1f %9.1f %9.0f", name, t.median_ms * 1e3, tflops(s, t.median_ms),
+              gbps(s, t.median_ms));
+  if (t.kernel_ms > 0)
+    std::printf(" %10.1f %9.1f", t.kernel_ms * 1e3, tflops(s, t.kernel_ms));
+  else
+    std::printf(" %10s %9s", "-", "-");  // CUPTI held by another tool
+  std::printf("   (median of %d)\n", t.runs);
 }
 
 // Step 2: the chapter and every cuBLASLt peer, timed the same way.
@@ -71,9 +76,13 @@ void time_against_peers(const Chapter& ch, const DeviceProblem& dev, int iters) 
   const L2Flusher flusher;
   TimingOptions topt;
   topt.runs = iters;
-  std::printf("timing (L2 flushed by a %.1f GB memset before each run; CUDA events):\n",
-              flusher.bytes() / 1e9);
-  std::printf("  %-22s %10s %9s %9s\n", "", "median us", "TFLOPS", "GB/s");
+  topt.kernel_time = true;
+  std::printf(
+      "timing (L2 flushed by a %.1f GB memset before each run; CUDA events, then the kernel alone "
+      "from CUPTI):\n",
+      flusher.bytes() / 1e9);
+  std::printf("  %-22s %10s %9s %9s %10s %9s\n", "", "median us", "TFLOPS", "GB/s", "kernel us",
+              "TFLOPS");
   const GemmArgs args = dev.args();
   print_row(ch.dir, s,
             time_launch([&](cudaStream_t st) { ch.launch(args, st); }, flusher, nullptr, topt));
