@@ -7,7 +7,7 @@
 // durations, from CUPTI's activity records: what bench_kineto reads from the profiler, and the
 // "(kernel only)" figures of anchors.md. Events add a launch overhead that took one of two values
 // in one process, about 2.4 or 3.0 us, depending on what the process had timed before: two
-// kernels with the same SASS read 0.35 to 0.96 us apart by events and within 0.3 us by CUPTI
+// kernels with the same SASS read 0.35 to 0.90 us apart by events and within 0.3 us by CUPTI
 // (H100, 2026-11-24; chapter 12's README).
 #pragma once
 
