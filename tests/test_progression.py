@@ -67,11 +67,14 @@ class Progression(unittest.TestCase):
         self.assertEqual(shapes, SHAPES)
         self.assertIsNone(rows["10_tma_multicast[multicast=B]"]["64x2112x7168"])
 
-    def test_markdown(self):
+    def markdown(self):
         md = os.path.join(self.dir.name, "p.md")
         subprocess.run([sys.executable, SCRIPT, self.json, "--md", md], check=True)
         with open(md) as f:
-            text = f.read()
+            return f.read()
+
+    def test_markdown(self):
+        text = self.markdown()
         # The last chapter (not an ablation row) against the best peer: at the headline shape the
         # best is DeepGEMM here (anchors.md, 1471), at 64 x 2112 x 7168 also (133 > 128).
         self.assertIn("| shape | 10_tma_multicast | best peer |", text)
@@ -98,10 +101,7 @@ class Progression(unittest.TestCase):
     def test_no_kernel_section_without_kernel_times(self):
         # A run recorded without CUPTI (an older JSON, or CUPTI held by another tool).
         fake_run(self.json, kernel_times=False)
-        md = os.path.join(self.dir.name, "p.md")
-        subprocess.run([sys.executable, SCRIPT, self.json, "--md", md], check=True)
-        with open(md) as f:
-            text = f.read()
+        text = self.markdown()
         self.assertNotIn("By the kernels' own time", text)
         self.assertIn("| 4096 x 7168 x 16384 | 130 | 1471 | DeepGEMM here | 0.09 |", text)
 

@@ -340,7 +340,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           for (int sub = 0; sub < kSubtiles; ++sub) {
             // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once,
             // if it has nothing to compute) every math thread arrives on the empty barrier, which
-            // expects kNumMathThreads (chapter 06: each thread's arrival orders its own reads).
+            // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
+            // scales, read by every lane) before the copies that next overwrite it; one arrival per
+            // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
             // With multicast, every math thread arrives on the barrier of each CTA of the
             // cluster: both CTAs' producers write this stage of this CTA, and wait for its release.
             const auto release = [&] {
