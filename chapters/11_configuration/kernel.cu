@@ -476,6 +476,8 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
     const int fit = gemm::max_active_clusters("chapter 11", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
   }
+  // The group: pick_group's over the grid of pairs (plan_clusters, remembered per shape), unless
+  // CH09_GROUP overrides it.
   gemm::launch("chapter 11", kernel, launch, map_a, map_b, map_sa, map_d, args,
                ch09::group_from_environment(c.group, "chapter 11"));
 }

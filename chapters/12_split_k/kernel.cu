@@ -12,9 +12,10 @@
 //   rank order, 0 first, so that every run gives the same bits; it arrives on every CTA's "read"
 //   barrier, which a CTA waits on before it writes its next tile's sums over the old;
 // - the epilogue is chapter 08's, each CTA storing its own columns.
-// Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where chapter 11's
-// tiles are 16 columns wide (elsewhere the split measured slower: README), and there picks the tile
-// and split that move the fewest bytes per SM.
+// Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where chapter 11 leaves
+// more than half of the SMs without a tile, or runs tiles narrower than 32 columns (elsewhere the
+// split measured slower: README), and there picks, among the splits that keep at least chapter 11's
+// SMs at work, the tile and split that move the fewest bytes per SM.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -575,6 +576,8 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
     const int fit = gemm::max_active_clusters("chapter 12", kernel, launch);
     if (fit > 0 && fit < c.clusters) launch.grid = dim3(fit * c.cluster_size);
   }
+  // The group: pick_group's over the grid of pairs (plan_clusters, remembered per shape), unless
+  // CH09_GROUP overrides it.
   gemm::launch("chapter 12", kernel, launch, map_a, map_b, map_sa, map_d, args,
                ch09::group_from_environment(c.group, "chapter 12"));
 }
