@@ -55,6 +55,12 @@ void gemm_split_2(const gemm::GemmArgs&, cudaStream_t);
 void gemm_split_4(const gemm::GemmArgs&, cudaStream_t);
 void gemm_split_8(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch12
+namespace ch13 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+void gemm_alternate(const gemm::GemmArgs&, cudaStream_t);
+void gemm_no_yield(const gemm::GemmArgs&, cudaStream_t);
+void gemm_no_reuse(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch13
 
 namespace gemm {
 
@@ -209,6 +215,23 @@ const std::vector<Chapter>& chapters() {
                      {"split=2", ch12::gemm_split_2},
                      {"split=4", ch12::gemm_split_4},
                      {"split=8", ch12::gemm_split_8}}},
+      {.number = 13,
+       .dir = "13_ffma_interleave",
+       .idea =
+           "chapter 12's kernels loaded from a rewritten cubin: the yield and reuse bits of the "
+           "promotion's FFMAs",
+       .launch = ch13::gemm,
+       .applies_scales = true,
+       // The same kernels and configuration as chapter 12; the control bits change the schedule,
+       // never the arithmetic.
+       .bitwise_equal_to_previous = true,
+       .tolerance = promoted_every_block,
+       .max_rel_diff = kRelDiffTensorCore,
+       .records_trace = true,
+       // The rewrites (rewrite.hpp); the chapter itself runs the unrewritten copy.
+       .ablations = {{"alternate", ch13::gemm_alternate},
+                     {"no_yield", ch13::gemm_no_yield},
+                     {"no_reuse", ch13::gemm_no_reuse}}},
   };
   return list;
 }

@@ -40,6 +40,15 @@ std::string driver_error_text(CUresult r) {
          (name ? name : "CUresult " + std::to_string(int(r))) + ")";
 }
 
+void* driver_entry_point(const char* name, int version) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || !p)
+    throw Error(std::string(name) + " is not available from this driver");
+  return p;
+}
+
 std::string cublas_error_text(cublasStatus_t s) {
   return std::string(cublasLtGetStatusString(s)) + " (" + cublasLtGetStatusName(s) + ")";
 }

@@ -36,6 +36,9 @@ namespace detail {
 std::string cuda_error_text(cudaError_t e);
 std::string driver_error_text(CUresult r);
 std::string cublas_error_text(cublasStatus_t s);
+// A driver API function, reached through the runtime (nothing links against the driver library);
+// throws Error naming the function where this driver does not have it at `version`.
+void* driver_entry_point(const char* name, int version = 12000);
 }  // namespace detail
 
 }  // namespace gemm

@@ -68,5 +68,57 @@ int max_active_clusters(const void* kernel, const LaunchConfig& cfg) {
   return clusters;
 }
 
+namespace {
+thread_local const ScopedSubstitution::Lookup* installed = nullptr;
+}  // namespace
+
+CUfunction substitute_for(const void* kernel) {
+  return installed ? (*installed)(kernel) : nullptr;
+}
+
+void launch_function(CUfunction function, const LaunchConfig& cfg, void** params) {
+  using SetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
+  using LaunchKernelEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+  static const auto set_attribute =
+      reinterpret_cast<SetAttribute>(driver_entry_point("cuFuncSetAttribute"));
+  static const auto launch_kernel_ex =
+      reinterpret_cast<LaunchKernelEx>(driver_entry_point("cuLaunchKernelEx"));
+  {
+    static std::mutex mutex;
+    static std::set<std::pair<CUfunction, uint32_t>> prepared;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!prepared.count({function, cfg.smem_bytes})) {
+      CU_CHECK(set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             int(cfg.smem_bytes)));
+      prepared.insert({function, cfg.smem_bytes});
+    }
+  }
+  CUlaunchAttribute attributes[1] = {};
+  CUlaunchConfig config = {};
+  config.gridDimX = cfg.grid.x, config.gridDimY = cfg.grid.y, config.gridDimZ = cfg.grid.z;
+  config.blockDimX = cfg.block.x, config.blockDimY = cfg.block.y, config.blockDimZ = cfg.block.z;
+  config.sharedMemBytes = cfg.smem_bytes;
+  config.hStream = cfg.stream;
+  config.attrs = attributes;
+  if (cfg.cluster_size > 1) {
+    attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[0].value.clusterDim.x = cfg.cluster_size;
+    attributes[0].value.clusterDim.y = 1;
+    attributes[0].value.clusterDim.z = 1;
+    config.numAttrs = 1;
+  }
+  CU_CHECK(launch_kernel_ex(&config, function, params, nullptr));
+}
+
 }  // namespace detail
+
+ScopedSubstitution::ScopedSubstitution(Lookup lookup)
+    : lookup_(std::move(lookup)), previous_(detail::installed) {
+  detail::installed = &lookup_;
+}
+
+ScopedSubstitution::~ScopedSubstitution() {
+  detail::installed = previous_;
+}
+
 }  // namespace gemm

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
+#include <tuple>
 #include <utility>
 
 #include "common/check.hpp"
@@ -56,9 +58,44 @@ inline cudaLaunchConfig_t to_cuda(const LaunchConfig& cfg, cudaLaunchAttribute (
 }
 }  // namespace detail
 
+// A kernel's stand-in (chapter 13): the same kernel's machine code, rewritten and loaded at run
+// time through the driver API. While a ScopedSubstitution lives, launch() on the same thread asks
+// its lookup for each kernel it launches, and launches the CUfunction it returns instead, with the
+// same configuration and arguments; a lookup that returns nullptr leaves the kernel as it is.
+class ScopedSubstitution {
+ public:
+  using Lookup = std::function<CUfunction(const void* kernel)>;
+  explicit ScopedSubstitution(Lookup lookup);
+  ~ScopedSubstitution();
+  ScopedSubstitution(const ScopedSubstitution&) = delete;
+  ScopedSubstitution& operator=(const ScopedSubstitution&) = delete;
+
+ private:
+  Lookup lookup_;
+  const Lookup* previous_;
+};
+
+namespace detail {
+// The installed lookup's answer for `kernel`, or nullptr.
+CUfunction substitute_for(const void* kernel);
+// cuLaunchKernelEx of `function` with cfg (the cluster size included); params as cuLaunchKernel
+// takes them, one pointer per argument. Raises the function's shared-memory limit once.
+void launch_function(CUfunction function, const LaunchConfig& cfg, void** params);
+}  // namespace detail
+
 template <class... Params, class... Args>
 void launch(const char* who, void (*kernel)(Params...), const LaunchConfig& cfg, Args&&... args) {
   detail::prepare_kernel(reinterpret_cast<const void*>(kernel), cfg.smem_bytes, who);
+  if (const CUfunction f = detail::substitute_for(reinterpret_cast<const void*>(kernel))) {
+    std::tuple<Params...> values(std::forward<Args>(args)...);
+    std::apply(
+        [&](auto&... v) {
+          void* params[] = {static_cast<void*>(&v)...};
+          detail::launch_function(f, cfg, params);
+        },
+        values);
+    return;
+  }
   cudaLaunchAttribute attributes[1];
   const cudaLaunchConfig_t config = detail::to_cuda(cfg, attributes);
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));

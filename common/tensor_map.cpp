@@ -14,15 +14,8 @@ using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, 
                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 EncodeTiled encode_tiled() {
-  static EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                                cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !p)
-      throw Error("cuTensorMapEncodeTiled is not available from this driver");
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
+  static EncodeTiled fn =
+      reinterpret_cast<EncodeTiled>(detail::driver_entry_point("cuTensorMapEncodeTiled"));
   return fn;
 }
 

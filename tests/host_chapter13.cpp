@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "chapters/13_ffma_interleave/control_bits.hpp"
 #include "chapters/13_ffma_interleave/cubin.hpp"
+#include "chapters/13_ffma_interleave/rewrite.hpp"
 
 namespace {
 
@@ -128,6 +130,125 @@ TEST(Chapter13, RefusesWhatIsNotACubin) {
   bytes.resize(bytes.size() / 2);  // the section table is at the end: now out of range
   EXPECT_THROW(ch13::parse_cubin(bytes), std::runtime_error);
   EXPECT_THROW(ch13::read_file("/nonexistent/file.cubin"), std::runtime_error);
+}
+
+// A code section of `words`, with 16 bytes of something else before and after it.
+ch13::Cubin section_of(const std::vector<Instruction>& words) {
+  ch13::Cubin c;
+  c.bytes.assign(16 * words.size() + 32, 0xab);
+  c.sections.push_back({".text.k", 16, 16 * words.size()});
+  for (size_t i = 0; i < words.size(); ++i) c.set_instruction(c.sections[0], i, words[i]);
+  return c;
+}
+
+// The yield letters of instructions [first, first + n) of the only section.
+std::string yields(const ch13::Cubin& c, uint64_t first, uint64_t n) {
+  std::string out;
+  for (uint64_t i = first; i < first + n; ++i)
+    out += decode(c.instruction(c.sections[0], i)).yield ? 'Y' : '-';
+  return out;
+}
+
+// Two words of chapter 12's promotion (KnownWordsDecode): without and with yield (and reuse).
+constexpr Instruction kFfma{0x000000cb18c97223ull, 0x000fc200000000c9ull};
+constexpr Instruction kFfmaYield{0x000000cb19c67223ull, 0x080fe200000000c6ull};
+
+// A run of 10 FFMAs as nvcc writes them (-Y-Y...), an EXIT, and a run of 3 (too short to touch).
+std::vector<Instruction> sample() {
+  std::vector<Instruction> w;
+  for (int i = 0; i < 10; ++i) w.push_back(i % 2 ? kFfmaYield : kFfma);
+  w.push_back(kExit);
+  for (int i = 0; i < 3; ++i) w.push_back(kFfmaYield);
+  return w;
+}
+
+TEST(Chapter13, FindsThePromotionsRuns) {
+  const ch13::Cubin c = section_of(sample());
+  const std::vector<ch13::Run> runs = ch13::ffma_runs(c, c.sections[0]);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].first, 0u);
+  EXPECT_EQ(runs[0].length, 10u);
+}
+
+TEST(Chapter13, EachPatternSetsWhatItSays) {
+  const ch13::Cubin before = section_of(sample());
+  {
+    ch13::Cubin c = before;
+    EXPECT_EQ(ch13::rewrite(c, ch13::Pattern::Original), 0u);
+    EXPECT_EQ(c.bytes, before.bytes);
+  }
+  {
+    ch13::Cubin c = before;
+    EXPECT_EQ(ch13::rewrite(c, ch13::Pattern::Alternate), 5u);  // reuse cleared on the five Y
+    EXPECT_EQ(yields(c, 0, 10), "-Y-Y-Y-Y-Y");
+    for (uint64_t i = 1; i < 10; i += 2)
+      EXPECT_EQ(decode(c.instruction(c.sections[0], i)).reuse, 0);
+    EXPECT_NO_THROW(ch13::verify_rewrite(before, c));
+  }
+  {
+    ch13::Cubin c = before;
+    EXPECT_EQ(ch13::rewrite(c, ch13::Pattern::NoYield), 5u);
+    EXPECT_EQ(yields(c, 0, 10), "----------");
+    EXPECT_EQ(decode(c.instruction(c.sections[0], 1)).reuse, 0b0010);  // reuse kept
+    EXPECT_EQ(yields(c, 11, 3), "YYY");                                // the short run untouched
+    EXPECT_NO_THROW(ch13::verify_rewrite(before, c));
+  }
+  {
+    ch13::Cubin c = before;
+    EXPECT_EQ(ch13::rewrite(c, ch13::Pattern::NoReuse), 5u);
+    EXPECT_EQ(yields(c, 0, 10), "-Y-Y-Y-Y-Y");
+    EXPECT_NO_THROW(ch13::verify_rewrite(before, c));
+  }
+  EXPECT_EQ(ch13::parse_pattern("no_yield"), ch13::Pattern::NoYield);
+  EXPECT_THROW(ch13::parse_pattern("yield"), std::runtime_error);
+}
+
+TEST(Chapter13, RefusesAnyOtherChange) {
+  const ch13::Cubin before = section_of(sample());
+  const ch13::Section& s = before.sections[0];
+  const auto refused = [&](const ch13::Cubin& after) {
+    EXPECT_THROW(ch13::verify_rewrite(before, after), std::runtime_error);
+  };
+  ch13::Cubin c = before;
+  Instruction in = c.instruction(s, 2);
+  in.lo ^= 1;  // an operand bit of an FFMA
+  c.set_instruction(s, 2, in);
+  refused(c);
+  c = before;
+  Control k = decode(c.instruction(s, 2));
+  k.stall = 3;  // a control bit other than yield and reuse
+  c.set_instruction(s, 2, encode(c.instruction(s, 2), k));
+  refused(c);
+  c = before;
+  k = decode(kExit);
+  k.yield = false;  // the yield bit of an instruction that is not an FFMA
+  c.set_instruction(s, 10, encode(kExit, k));
+  refused(c);
+  c = before;
+  c.bytes[3] ^= 1;  // a byte outside the code
+  refused(c);
+  c = before;
+  c.bytes.push_back(0);
+  refused(c);
+}
+
+// The build's copies of chapter 12's cubin (chapters/CMakeLists.txt): each is the original
+// rewritten by its pattern, and nothing else.
+TEST(Chapter13, TheBuildsRewrittenCubins) {
+  const std::string dir = CH13_CUBIN_DIR;
+  const ch13::Cubin original = ch13::parse_cubin(ch13::read_file(dir + "/12_split_k.cubin"));
+  for (const ch13::Pattern p : ch13::kPatterns) {
+    const ch13::Cubin built =
+        ch13::parse_cubin(ch13::read_file(dir + "/12_split_k." + ch13::name(p) + ".cubin"));
+    ch13::Cubin expected = original;
+    const uint64_t changed = ch13::rewrite(expected, p);
+    EXPECT_EQ(built.bytes, expected.bytes) << ch13::name(p);
+    EXPECT_NO_THROW(ch13::verify_rewrite(original, built)) << ch13::name(p);
+    if (p == ch13::Pattern::Original)
+      EXPECT_EQ(changed, 0u);
+    else
+      EXPECT_GT(changed, 1000u) << ch13::name(p);
+  }
 }
 
 }  // namespace

@@ -11,29 +11,9 @@
 #include <vector>
 
 #include "chapters/13_ffma_interleave/cubin.hpp"
+#include "chapters/13_ffma_interleave/rewrite.hpp"
 
 namespace {
-
-struct Run {
-  uint64_t first = 0, length = 0;
-};
-
-// Runs of at least min_length consecutive FFMAs.
-std::vector<Run> ffma_runs(const ch13::Cubin& c, const ch13::Section& s, uint64_t min_length) {
-  std::vector<Run> runs;
-  Run r;
-  const uint64_t n = s.size / 16;
-  for (uint64_t i = 0; i <= n; ++i) {
-    if (i < n && ch13::is_ffma(c.instruction(s, i))) {
-      if (r.length == 0) r.first = i;
-      ++r.length;
-      continue;
-    }
-    if (r.length >= min_length) runs.push_back(r);
-    r = Run{};
-  }
-  return runs;
-}
 
 int usage() {
   std::fprintf(stderr,
@@ -77,7 +57,7 @@ int main(int argc, char** argv) {
             "%s: %llu instructions, %llu FFMA (%llu with yield, %llu with reuse), %zu runs\n",
             s.name.c_str() + 6, static_cast<unsigned long long>(s.size / 16),
             static_cast<unsigned long long>(ffma), static_cast<unsigned long long>(yield),
-            static_cast<unsigned long long>(reuse), ffma_runs(c, s, 8).size());
+            static_cast<unsigned long long>(reuse), ch13::ffma_runs(c, s).size());
       }
       return 0;
     }
@@ -85,7 +65,7 @@ int main(int argc, char** argv) {
       if (s.name.find(kernel) == std::string::npos) continue;
       std::printf("%s\n", s.name.c_str() + 6);
       if (runs_only) {
-        for (const Run& r : ffma_runs(c, s, 8)) {
+        for (const ch13::Run& r : ch13::ffma_runs(c, s)) {
           std::string pattern;
           int reuse = 0;
           for (uint64_t i = r.first; i < r.first + r.length; ++i) {
