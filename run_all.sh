@@ -15,7 +15,7 @@
 #                             ./run_all.sh --no-bench --tests
 #                             ./run_all.sh --no-bench --sanitizers --chapters "00 01 02 03 04 05"
 #                             ./run_all.sh --no-bench --sanitizers --chapters "06 07 08"
-#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10 11 12"
+#                             ./run_all.sh --no-bench --sanitizers --chapters "09 10 11 12 13"
 #                             ./run_all.sh
 #   ./run_all.sh --chapters "NN ..."
 #                           the chapter binaries that --tests and --sanitizers run (default: all)
