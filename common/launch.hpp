@@ -1,6 +1,7 @@
 // One way to launch a chapter's kernel: the shared-memory opt-in check, the one-time
-// cudaFuncSetAttribute, and cudaLaunchKernelEx. Chapters change the LaunchConfig they pass, never
-// this code: chapter 10's cluster launch sets cluster_size and nothing else.
+// cudaFuncSetAttribute, and cudaLaunchKernelEx (or, under chapter 13's ScopedSubstitution, the
+// driver's cuLaunchKernelEx of a stand-in). Chapters change the LaunchConfig they pass, never this
+// code: chapter 10's cluster launch sets cluster_size and nothing else.
 #pragma once
 
 #include <cuda_runtime.h>
