@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "chapters/13_ffma_interleave/control_bits.hpp"
 #include "chapters/13_ffma_interleave/cubin.hpp"
+#include "chapters/13_ffma_interleave/draw.hpp"
 #include "chapters/13_ffma_interleave/rewrite.hpp"
 
 namespace {
@@ -249,6 +251,25 @@ TEST(Chapter13, TheBuildsRewrittenCubins) {
     else
       EXPECT_GT(changed, 1000u) << ch13::name(p);
   }
+}
+
+// The picture: a cell per FFMA of the run per pattern, "r" where a reuse flag is set.
+TEST(Chapter13, DrawsARunUnderEachPattern) {
+  const ch13::Cubin c = section_of(sample());
+  const ch13::Run run = ch13::ffma_runs(c, c.sections[0])[0];
+  const std::string path = ::testing::TempDir() + "ffma_runs.svg";
+  ch13::draw_run(c, c.sections[0], run, "sample", path);
+  const std::vector<uint8_t> bytes = ch13::read_file(path);
+  const std::string svg(bytes.begin(), bytes.end());
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<rect class="), 4 * 10);
+  // Reuse on the five yielded FFMAs in original and no_yield; none in alternate and no_reuse.
+  EXPECT_EQ(count(">r</text>"), 5 + 5);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "chapters/13_ffma_interleave/cubin.hpp"
+#include "chapters/13_ffma_interleave/draw.hpp"
 #include "chapters/13_ffma_interleave/rewrite.hpp"
 #include "common/check.hpp"
 #include "common/launch.hpp"
@@ -115,6 +116,23 @@ void gemm_no_yield(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 void gemm_no_reuse(const gemm::GemmArgs& args, cudaStream_t stream) {
   gemm_with(args, Pattern::NoReuse, stream);
+}
+
+// For the binary's --draw: the first run of FFMAs of the 256 x 128 kernel (the headline shape's)
+// under each pattern, read from the build's unrewritten cubin.
+void draw_runs(const std::string& path) {
+  const std::string file = cubin_file(Pattern::Original);
+  const Cubin c = parse_cubin(read_file(file));
+  for (const Section& s : c.kernels()) {
+    if (s.name.find("gemm_kernelILi256ELi128ELN4ch109MulticastE0ELi1ELb0") == std::string::npos)
+      continue;
+    const std::vector<Run> runs = ffma_runs(c, s);
+    if (runs.empty()) break;
+    draw_run(c, s, runs[0],
+             "chapter 12's 256 x 128 kernel, its first run of FFMAs, under each pattern", path);
+    return;
+  }
+  throw gemm::Error("chapter 13: no run of FFMAs in the 256 x 128 kernel of " + file);
 }
 
 // For the binary's --print-config: chapter 12's configuration, and where the code comes from.
