@@ -13,6 +13,7 @@
 #include "chapters/13_ffma_interleave/cubin.hpp"
 #include "chapters/13_ffma_interleave/draw.hpp"
 #include "chapters/13_ffma_interleave/rewrite.hpp"
+#include "tests/read_text.hpp"
 
 namespace {
 
@@ -259,8 +260,7 @@ TEST(Chapter13, DrawsARunUnderEachPattern) {
   const ch13::Run run = ch13::ffma_runs(c, c.sections[0])[0];
   const std::string path = ::testing::TempDir() + "ffma_runs.svg";
   ch13::draw_run(c, c.sections[0], run, "sample", path);
-  const std::vector<uint8_t> bytes = ch13::read_file(path);
-  const std::string svg(bytes.begin(), bytes.end());
+  const std::string svg = gemm::testing::read_text(path);
   const auto count = [&](const std::string& what) {
     int n = 0;
     for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
