@@ -38,13 +38,16 @@ void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
     throw UnsupportedError(std::string(who) + " needs " + std::to_string(smem_bytes) +
                            " bytes of shared memory per block; this device allows " +
                            std::to_string(optin));
+  // The limit set so far per kernel and device: raised when a launch asks for more (a kernel whose
+  // shared memory depends on its arguments), never lowered.
   static std::mutex mutex;
-  static std::set<std::pair<const void*, int>> prepared;
+  static std::map<std::pair<const void*, int>, uint32_t> prepared;
   const std::lock_guard<std::mutex> lock(mutex);
-  if (prepared.count({kernel, device})) return;
+  uint32_t& limit = prepared[{kernel, device}];
+  if (limit >= smem_bytes) return;
   CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
-  prepared.insert({kernel, device});
+  limit = smem_bytes;
 }
 
 int max_active_clusters(const void* kernel, const LaunchConfig& cfg) {

@@ -32,8 +32,9 @@ int multiprocessor_count_or(int fallback);
 
 namespace detail {
 // Throws UnsupportedError (naming `who`) when the current device cannot give a CTA smem_bytes of
-// shared memory; otherwise raises the kernel's dynamic shared-memory limit once per kernel and
-// device. Safe when several host threads launch the same kernel for the first time together.
+// shared memory; otherwise raises the kernel's dynamic shared-memory limit to smem_bytes where it
+// is lower (once per kernel, device and larger size: a kernel's launches may ask for different
+// sizes). Safe when several host threads launch the same kernel for the first time together.
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who);
 int max_active_clusters(const void* kernel, const LaunchConfig& cfg);
 }  // namespace detail

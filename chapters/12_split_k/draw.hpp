@@ -1,6 +1,6 @@
 // Chapter 12's picture, drawn from the functions the kernel uses (config.hpp): for the shape's
 // configuration, which K blocks each CTA of a cluster loads (k_slice), and which columns of the
-// tile each CTA adds up and stores (reducing_rank), with the partial sums it reads from every CTA.
+// tile each CTA adds up and stores (reducing_rank), with the partial sums every other CTA sends it.
 // Host only.
 #pragma once
 
@@ -43,7 +43,8 @@ inline void draw_split(const std::string& path, const gemm::Shape& s = {64, 2112
     std::snprintf(line, sizeof line, "rank %d: blocks %d-%d", r, k.begin, k.end - 1);
     svg.text(x0 + r * 160, y + 40, 11, line);
   }
-  // 2. The columns: each rank reads the same 16 bytes of every CTA's partial sums for its groups.
+  // 2. The columns: each rank receives the same 16 bytes of every other CTA's partial sums for its
+  // groups, and adds them to its own.
   y += 75;
   svg.text(10, y, 13,
            "2. 8-column groups of the tile, by the CTA that adds them (reducing_rank) and stores "
@@ -67,7 +68,7 @@ inline void draw_split(const std::string& path, const gemm::Shape& s = {64, 2112
   std::snprintf(
       line, sizeof line,
       "rank r adds groups [%d r, %d r + %d) of all %d CTAs' sums, in rank order (%d bytes "
-      "from each CTA)",
+      "sent by each other CTA into its shared memory)",
       per, per, per, split, c.variant.block_m * block_n * 4 / split);
   svg.text(10, y, 11, line);
   svg.save(path, x0 + std::max(groups * cell, num_k_blocks * 14.0) + 20, y + 20, 9);

@@ -5,12 +5,14 @@
 // of B. Here a cluster of `split` CTAs (up to 8) shares one output tile and splits its K blocks
 // (k_slice, config.hpp): each CTA runs chapter 11's pipeline, promotion and scales on its slice,
 // then the cluster adds its partial sums through distributed shared memory:
-// - each math thread writes its fp32 sums into its own CTA's shared memory, in the accumulators'
-//   order (16 bytes per 8-column group), and arrives on every CTA's "written" barrier;
-// - CTA r then reduces the columns [r * BLOCK_N / split, (r + 1) * BLOCK_N / split): each thread
-//   loads the same 16 bytes from every CTA of the cluster (ld.shared::cluster) and adds them in
-//   rank order, 0 first, so that every run gives the same bits; it arrives on every CTA's "read"
-//   barrier, which a CTA waits on before it writes its next tile's sums over the old;
+// - CTA r reduces the columns [r * BLOCK_N / split, (r + 1) * BLOCK_N / split). Each math thread
+//   sends the fp32 sums of the columns the other CTAs reduce straight into their shared memory
+//   (st.async, 16 bytes per 8-column group), each store counting its bytes down on the receiver's
+//   "written" barrier;
+// - once its barrier has all the bytes, each thread adds the same 16 bytes from every CTA of the
+//   cluster, its own from its registers, in rank order, 0 first, so that every run gives the same
+//   bits; it arrives on every CTA's "read" barrier, which a CTA waits on before it sends its next
+//   tile's sums over the old;
 // - the epilogue is chapter 08's, each CTA storing its own columns.
 // Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where chapter 11 leaves
 // more than half of the SMs without a tile, or runs tiles narrower than 32 columns (elsewhere the
@@ -171,14 +173,15 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
   // aligned as the swizzled TMA store needs.
   uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
-  // The partial sums, BLOCK_M x BLOCK_N floats in the accumulators' order, start 1024-byte aligned
-  // after the D tile (16-byte loads and stores need 16).
+  // The partial sums received from the other CTAs, at most BLOCK_M x BLOCK_N floats in the
+  // accumulators' order, start 1024-byte aligned after the D tile (16-byte loads and stores need
+  // 16).
   auto* smem_partial = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
   float* smem_sa = smem_partial + (kSplit > 1 ? BLOCK_M * BLOCK_N : 0);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
-  // With a split, one phase per tile each: every CTA's partial sums written; every CTA done
-  // reading this CTA's.
+  // With a split, one phase per tile each: the other CTAs' partial sums received; every CTA done
+  // reading what this CTA sent it.
   uint64_t* written_barrier = empty_barriers + kNumStages;
   uint64_t* read_barrier = written_barrier + 1;
   // Past the split's two barriers (partial_bytes counts their 16 bytes; without a split, none).
@@ -221,15 +224,17 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       ptx::mbarrier_init(&empty_barriers[s], kMulticastCtas * kNumMathThreads);
     }
     if constexpr (kSplit > 1) {
-      // One arrival per math thread of every CTA of the cluster, once per tile.
-      ptx::mbarrier_init(written_barrier, kSplit * kNumMathThreads);
+      // Once per tile: "written", one arrival (with the bytes this CTA receives) and the other CTAs'
+      // stores; "read", one arrival per math thread of every CTA of the cluster.
+      ptx::mbarrier_init(written_barrier, 1);
       ptx::mbarrier_init(read_barrier, kSplit * kNumMathThreads);
     }
     ptx::fence_barrier_init();
   }
   // The partner's producer may multicast into this CTA's stages and complete its full barriers,
   // and its math threads arrive on its empty barriers: none of that before they are initialised.
-  // With a split, every CTA's math threads arrive on its written and read barriers.
+  // With a split, the other CTAs store into this CTA's shared memory and arrive on its written and
+  // read barriers.
   // The inits' own fence (above) is the release they need: the arrival is relaxed (ptx/cluster.cuh).
   if constexpr (kClusterSize > 1)
     ptx::cluster_sync_relaxed();
@@ -436,36 +441,51 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         for_each_k_block<kNumStages>(slice.begin, slice.end, state, k_block);
       });
 
-      // The split: the cluster adds its partial sums (the top of this file). Thread i's 8-column
-      // group g is the 16 bytes at float4 g * kNumMathThreads + i of smem_partial, in every CTA.
+      // The split: the cluster adds its partial sums (the top of this file). CTA o receives, from
+      // each other CTA r, the groups o reduces: thread i's share of group o * kShare + j from CTA r
+      // is the 16 bytes at float4 (slot * kShare + j) * kNumMathThreads + i of o's smem_partial,
+      // slot the rank of r among the CTAs other than o (received_slot).
       if constexpr (kSplit > 1) {
         constexpr int kGroups = Wgmma::kAccumulators / 4;
+        constexpr int kShare = groups_per_rank(BLOCK_N, kSplit);
         const int thread = int(threadIdx.x);  // the math threads are 0 .. kNumMathThreads - 1
-        auto* partial = reinterpret_cast<float4*>(smem_partial);
-        // 1. Every CTA has read this CTA's previous sums (round 0 passes at once); write these.
+        const auto received_slot = [](int from, int to) { return from < to ? from : from - 1; };
+        // 1. Every CTA has read what this CTA sent it for the previous tile (round 0 passes at
+        // once); send each of them its groups of these sums, straight into its shared memory with
+        // st.async, which counts the bytes down on its "written" barrier.
         ptx::mbarrier_wait_cluster(read_barrier, (tile_count & 1) ^ 1, "read_barrier");
 #pragma unroll
-        for (int g = 0; g < kGroups; ++g)
-          partial[g * kNumMathThreads + thread] = make_float4(
-              final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2], final_acc[4 * g + 3]);
-        // 2. Each thread releases its writes and arrives on the barrier of every CTA of the
-        // cluster; then waits until every CTA's threads have arrived on this one.
-        ptx::fence_release_shared_writes_cluster();
-#pragma unroll
-        for (int r = 0; r < kSplit; ++r) ptx::mbarrier_arrive_cluster_relaxed(written_barrier, r);
+        for (int g = 0; g < kGroups; ++g) {
+          const int to = reducing_rank(g, BLOCK_N, kSplit);
+          if (to == rank) continue;
+          const int j = g - to * kShare;
+          ptx::st_async_v4(
+              smem_partial + 4 * ((received_slot(rank, to) * kShare + j) * kNumMathThreads + thread),
+              written_barrier, uint32_t(to),
+              make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
+                          final_acc[4 * g + 3]));
+        }
+        // 2. One thread announces the bytes this CTA receives for this tile (the barrier's one
+        // arrival; a store may land before it, the phase completes only when both have); then
+        // every thread waits until they have all landed.
+        if (thread == 0)
+          ptx::mbarrier_arrive_expect_tx(
+              written_barrier, uint32_t((kSplit - 1) * kShare * kNumMathThreads * sizeof(float4)));
         ptx::mbarrier_wait_cluster(written_barrier, tile_count & 1, "written_barrier");
-        // 3. This CTA's columns: the same 16 bytes from every CTA, added in rank order. Its own
-        // come from its registers: the same values, one trip less over the cluster's network.
+        // 3. This CTA's columns: the same 16 bytes from every CTA, added in rank order, from its own
+        // shared memory. Its own come from its registers.
 #pragma unroll
         for (int g = 0; g < kGroups; ++g) {
           if (reducing_rank(g, BLOCK_N, kSplit) != rank) continue;
-          const float* slot = smem_partial + 4 * (g * kNumMathThreads + thread);
+          const int j = g - rank * kShare;
           float4 part[kSplit];
 #pragma unroll
           for (int r = 0; r < kSplit; ++r)
-            part[r] = r == rank ? make_float4(final_acc[4 * g], final_acc[4 * g + 1],
-                                              final_acc[4 * g + 2], final_acc[4 * g + 3])
-                                : ptx::ld_shared_cluster_v4(slot, r);
+            part[r] = r == rank
+                          ? make_float4(final_acc[4 * g], final_acc[4 * g + 1],
+                                        final_acc[4 * g + 2], final_acc[4 * g + 3])
+                          : reinterpret_cast<const float4*>(smem_partial)
+                                [(received_slot(r, rank) * kShare + j) * kNumMathThreads + thread];
           float4 sum = part[0];
 #pragma unroll
           for (int r = 1; r < kSplit; ++r)
@@ -524,11 +544,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         ptx::bulk_commit_group();
       }
       gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
-      // 4. With a split: this thread's loads of the cluster's sums (step 3) are ordered before its
-      // arrivals on every CTA's "read" barrier, which free those sums for the CTAs' next tile.
+      // 4. With a split: this thread's loads of the sums received (step 3) are ordered before its
+      // arrivals on every CTA's "read" barrier, which let the CTAs send their next tile's sums.
       // After the epilogue, so that the fence's GPU-wide MEMBAR (common/ptx/cluster.cuh) delays
-      // the next tile, not this one's store. After the cluster's last tile nobody writes the sums
-      // again: no fence and no arrival (the exit's barrier below covers the loads).
+      // the next tile, not this one's store. After the cluster's last tile nobody sends sums
+      // again: no fence and no arrival.
       if constexpr (kSplit > 1) {
         if (pair + clusters >= pairs) continue;
         ptx::fence_acq_rel_cluster();
@@ -543,11 +563,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // With multicast, this CTA's math threads arrive on the partner's empty barriers until their last
   // K block: neither CTA may exit (and release its shared memory) before both are past that. So
   // every thread of both CTAs, the producer warpgroup's included, meets here.
-  // With a split, the other CTAs read this CTA's last partial sums and arrive on its barriers. Their
-  // arrivals have all landed once this CTA's own waits have returned (the last tile sends none on
-  // "read"), and each thread's loads of the sums have returned before it arrives here: their values
-  // are in the sums it stored. So the split's arrival needs no release, and its GPU-wide MEMBAR
-  // (ptx/cluster.cuh) went: 1.0 to 1.5 us less at the end of each CTA (README).
+  // With a split, the other CTAs store into this CTA's shared memory and arrive on its barriers.
+  // Their stores have all landed once this CTA's wait on "written" has returned (the barrier counts
+  // their bytes), and their arrivals on "read" once its waits on it have (the last tile sends
+  // none). So the split's arrival needs no release, and its GPU-wide MEMBAR (ptx/cluster.cuh) went:
+  // 1.0 to 1.5 us less at the end of each CTA (README).
   if constexpr (kSplit > 1)
     ptx::cluster_sync_relaxed();
   else if constexpr (kClusterSize > 1)

@@ -82,34 +82,25 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
 
 // --- Distributed shared memory (chapter 12) ------------------------------------------------------
 //
-// Chapter 12's CTAs add each other's partial sums: each writes its own into its shared memory,
-// tells every CTA of the cluster, and then reads the others' through their shared::cluster
-// addresses. Two orders matter (PTX ISA, "Memory Consistency Model": a release and an acquire
-// synchronise only if each one's scope includes the other thread, so both are at cluster scope):
+// Chapter 12's CTAs add each other's partial sums: each sends the others the sums they reduce,
+// straight into their shared memory (st.async), and reads what it received from its own. Two
+// orders matter (PTX ISA, "Memory Consistency Model": a release and an acquire synchronise only if
+// each one's scope includes the other thread, so both are at cluster scope):
 //
-//   "written"  the writer's st.shared of its partials, then its arrival on the reader's barrier;
-//              the reader's wait on its own barrier, then its ld.shared::cluster of them.
-//   "read"     the reader's ld.shared::cluster, then its arrival on the writer's barrier; the
-//              writer's wait, then its next tile's st.shared over the same bytes.
+//   "written"  the sender's st.async, whose complete-tx on the receiver's barrier releases at
+//              cluster scope; the receiver's wait on that barrier, then its ld.shared of the sums.
+//   "read"     the receiver's ld.shared, then its arrival on the sender's barrier; the sender's
+//              wait, then its next tile's st.async over the same bytes.
 //
-// Each thread fences once and then arrives, relaxed, on the barrier of every CTA of the cluster.
-// The fences: after the writes, fence.release.sync_restrict::shared::cta.cluster, a release at
-// cluster scope restricted to this CTA's shared memory; after the remote loads, fence.acq_rel
-// .cluster (the restricted release does not cover them); after a wait,
-// fence.acquire.sync_restrict::shared::cluster.cluster (PTX ISA, "membar / fence"). By the SASS
-// (cuobjdump 13.0): MEMBAR.ALL.CTA and FENCE.VIEW.ASYNC.S for the first, a GPU-wide MEMBAR.ALL.GPU
-// for the second, nothing for the third; mbarrier.arrive.release.cluster would put the GPU-wide
-// fence before every arrival, and try_wait.acquire.cluster an L1 invalidation (CCTL.IVALL) after
-// every completed wait.
+// After the loads each thread fences once, fence.acq_rel.cluster, and then arrives, relaxed, on the
+// barrier of every CTA of the cluster; after a wait, fence.acquire.sync_restrict::shared::cluster
+// .cluster (PTX ISA, "membar / fence"). By the SASS (cuobjdump 13.0): a GPU-wide MEMBAR.ALL.GPU for
+// the first, nothing for the second; mbarrier.arrive.release.cluster would put the GPU-wide fence
+// before every arrival, and try_wait.acquire.cluster an L1 invalidation (CCTL.IVALL) after every
+// completed wait.
 
-// This thread's st.shared so far, released at cluster scope to whoever acquires after its next
-// relaxed arrivals.
-__device__ __forceinline__ void fence_release_shared_writes_cluster() {
-  asm volatile("fence.release.sync_restrict::shared::cta.cluster;\n" ::: "memory");
-}
-
-// Everything this thread did so far (its ld.shared::cluster included), ordered at cluster scope
-// before its next arrivals.
+// Everything this thread did so far (its loads of the sums received included), ordered at cluster
+// scope before its next arrivals.
 __device__ __forceinline__ void fence_acq_rel_cluster() {
   asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
 }
@@ -141,8 +132,8 @@ __device__ __forceinline__ bool mbarrier_try_wait_cluster(uint64_t* bar, uint32_
 }
 
 // Blocks until that phase has completed, then acquires at cluster scope, for this thread's shared
-// memory accesses after it, what the arrivals' fences released (debug builds, GEMM_DEBUG: with
-// mbarrier_wait's watchdog, ptx/mbarrier.cuh).
+// memory accesses after it, what the arrivals' fences (or the st.async stores' complete-tx)
+// released (debug builds, GEMM_DEBUG: with mbarrier_wait's watchdog, ptx/mbarrier.cuh).
 __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity,
                                                       const char* name = "mbarrier") {
 #ifdef GEMM_DEBUG
@@ -155,20 +146,24 @@ __device__ __forceinline__ void mbarrier_wait_cluster(uint64_t* bar, uint32_t pa
   asm volatile("fence.acquire.sync_restrict::shared::cluster.cluster;\n" ::: "memory");
 }
 
-// 16 bytes at the offset of `local` in the shared memory of the CTA of rank `cta_rank` (PTX ISA,
-// "mapa", and "ld" with the .shared::cluster state space).
-__device__ __forceinline__ float4 ld_shared_cluster_v4(const float* local, uint32_t cta_rank) {
-  float4 v;
+// 16 bytes stored at the offset of `local` in the shared memory of the CTA of rank `cta_rank`,
+// completing 16 bytes of the transaction count of that CTA's mbarrier at the offset of `bar` (PTX
+// ISA, "st.async": a weak store into distributed shared memory whose mbarrier complete-tx has
+// release semantics at cluster scope; sm_90, PTX 8.1). The thread does not wait for it: the
+// receiver's barrier, expecting the bytes of every such store, completes once they have all
+// landed, and a wait at cluster scope on it (mbarrier_wait_cluster) then sees them.
+__device__ __forceinline__ void st_async_v4(float* local, uint64_t* bar, uint32_t cta_rank,
+                                            float4 v) {
   asm volatile(
       "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %4, %5;\n"
-      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n"
-      "}\n"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "r"(shared_address(local)), "r"(cta_rank)
+      ".reg .b32 remote, remote_bar;\n"
+      "mapa.shared::cluster.u32 remote, %0, %2;\n"
+      "mapa.shared::cluster.u32 remote_bar, %1, %2;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [remote], {%3, %4, %5, %6}, "
+      "[remote_bar];\n"
+      "}\n" ::"r"(shared_address(local)),
+      "r"(shared_address(bar)), "r"(cta_rank), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
       : "memory");
-  return v;
 }
 
 }  // namespace ptx
