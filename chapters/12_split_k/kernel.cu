@@ -459,11 +459,12 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
           const int to = reducing_rank(g, BLOCK_N, kSplit);
           if (to == rank) continue;
           const int j = g - to * kShare;
-          ptx::st_async_v4(
-              smem_partial + 4 * ((received_slot(rank, to) * kShare + j) * kNumMathThreads + thread),
-              written_barrier, uint32_t(to),
-              make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
-                          final_acc[4 * g + 3]));
+          float* slot =
+              smem_partial + 4 * ((received_slot(rank, to) * kShare + j) * kNumMathThreads +
+                                  thread);  // the same offset in CTA `to`
+          ptx::st_async_v4(slot, written_barrier, uint32_t(to),
+                           make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
+                                       final_acc[4 * g + 3]));
         }
         // 2. One thread announces the bytes this CTA receives for this tile (the barrier's one
         // arrival; a store may land before it, the phase completes only when both have); then
@@ -478,14 +479,15 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         for (int g = 0; g < kGroups; ++g) {
           if (reducing_rank(g, BLOCK_N, kSplit) != rank) continue;
           const int j = g - rank * kShare;
+          const auto* received = reinterpret_cast<const float4*>(smem_partial);
           float4 part[kSplit];
 #pragma unroll
           for (int r = 0; r < kSplit; ++r)
-            part[r] = r == rank
-                          ? make_float4(final_acc[4 * g], final_acc[4 * g + 1],
-                                        final_acc[4 * g + 2], final_acc[4 * g + 3])
-                          : reinterpret_cast<const float4*>(smem_partial)
-                                [(received_slot(r, rank) * kShare + j) * kNumMathThreads + thread];
+            part[r] =
+                r == rank
+                    ? make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
+                                  final_acc[4 * g + 3])
+                    : received[(received_slot(r, rank) * kShare + j) * kNumMathThreads + thread];
           float4 sum = part[0];
 #pragma unroll
           for (int r = 1; r < kSplit; ++r)

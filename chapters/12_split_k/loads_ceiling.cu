@@ -55,7 +55,8 @@ struct LoadsPlan {
 // 64 rows). Tiles in row-major order: at M <= 128 chapter 12 has one row of tiles, where its grouped
 // order is the same.
 __global__ void __launch_bounds__(64, 1)
-    loads_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+    loads_kernel(const __grid_constant__ CUtensorMap map_a,
+                 const __grid_constant__ CUtensorMap map_b,
                  const __grid_constant__ CUtensorMap map_sa,
                  const __grid_constant__ CUtensorMap map_d, LoadsPlan p) {
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -145,8 +146,12 @@ void launch_loads(const gemm::GemmArgs& args, const ch12::Config& c, cudaStream_
   if (c.variant.multicast != ch12::Multicast::None)
     throw gemm::UnsupportedError("loads_ceiling: the configuration multicasts (" +
                                  ch12::describe(s, c) + "); the loads-only kernel does not");
-  const LoadsPlan p{c.variant.block_m, c.variant.block_n, c.split,
-                    c.stages,          c.tiles_m,         c.tiles_n,
+  const LoadsPlan p{c.variant.block_m,
+                    c.variant.block_n,
+                    c.split,
+                    c.stages,
+                    c.tiles_m,
+                    c.tiles_n,
                     int(s.k / kBlockK),
                     int(ch08::swizzle_span_for(uint32_t(c.variant.block_n / c.split)))};
   const CUtensorMap map_a =
@@ -155,9 +160,9 @@ void launch_loads(const gemm::GemmArgs& args, const ch12::Config& c, cudaStream_
       gemm::make_tensor_map(ch04::swizzled_view(s.n, s.k, uint32_t(p.block_n)), args.b);
   const CUtensorMap map_sa = gemm::make_tensor_map(ch06::scale_a_view(s, p.block_m), args.sa);
   const CUtensorMap map_d = gemm::make_tensor_map(ch08::d_store_view(s, uint32_t(p.span)), args.d);
-  const uint32_t smem =
-      uint32_t(p.block_m * p.block_n * 2) +
-      uint32_t(p.stages) * (uint32_t(p.block_m + p.block_n) * kBlockK + uint32_t(p.block_m) * 4 + 16);
+  const uint32_t smem = uint32_t(p.block_m * p.block_n * 2) +
+                        uint32_t(p.stages) * (uint32_t(p.block_m + p.block_n) * kBlockK +
+                                              uint32_t(p.block_m) * 4 + 16);
   gemm::LaunchConfig launch{dim3(c.grid), dim3(64), smem, stream, unsigned(c.cluster_size)};
   // As chapter 12's launch: no more clusters than fit at once.
   if (c.cluster_size > 1) {
@@ -182,23 +187,23 @@ void measure(const gemm::Shape& s, const gemm::TimingOptions& opt, const gemm::L
               ch12::describe(s, c).c_str());
   std::printf("  %-18s %8s %7s %10s %7s\n", "", "us", "GB/s", "kernel us", "GB/s");
   const gemm::Chapter* ch = gemm::find_chapter(12);
-  print("chapter 12", s, gemm::time_launch([&](cudaStream_t st) { ch->launch(args, st); }, flusher,
-                                           nullptr, opt));
+  print("chapter 12", s,
+        gemm::time_launch([&](cudaStream_t st) { ch->launch(args, st); }, flusher, nullptr, opt));
   print("its loads, stores", s,
         gemm::time_launch([&](cudaStream_t st) { launch_loads(args, c, st); }, flusher, nullptr,
                           opt));
   const gemm::DeviceBuffer<int> sink(1);
   const int blocks = 4 * gemm::multiprocessor_count();
-  print("sequential", s, gemm::time_launch(
-                             [&](cudaStream_t st) {
-                               read_kernel<<<blocks, 512, 0, st>>>(
-                                   reinterpret_cast<const int4*>(args.a), size_t(s.m * s.k) / 16,
-                                   reinterpret_cast<const int4*>(args.b), size_t(s.n * s.k) / 16,
-                                   reinterpret_cast<int4*>(args.d), size_t(s.m * s.n) * 2 / 16,
-                                   sink.get());
-                               CUDA_CHECK_LAUNCH();
-                             },
-                             flusher, nullptr, opt));
+  print("sequential", s,
+        gemm::time_launch(
+            [&](cudaStream_t st) {
+              read_kernel<<<blocks, 512, 0, st>>>(
+                  reinterpret_cast<const int4*>(args.a), size_t(s.m * s.k) / 16,
+                  reinterpret_cast<const int4*>(args.b), size_t(s.n * s.k) / 16,
+                  reinterpret_cast<int4*>(args.d), size_t(s.m * s.n) * 2 / 16, sink.get());
+              CUDA_CHECK_LAUNCH();
+            },
+            flusher, nullptr, opt));
 }
 
 }  // namespace
@@ -207,8 +212,10 @@ int main(int argc, char** argv) {
   try {
     const gemm::CliOptions cli = gemm::parse_cli(argc, argv, gemm::kDefaultShape);
     if (cli.help) {
-      std::printf("%s", gemm::cli_usage(argv[0], "chapter 12's kernel beside its loads alone and "
-                                                 "a sequential read of its bytes").c_str());
+      std::printf("%s", gemm::cli_usage(argv[0],
+                                        "chapter 12's kernel beside its loads alone and "
+                                        "a sequential read of its bytes")
+                            .c_str());
       return 0;
     }
     bool shape_given = false;
