@@ -18,7 +18,9 @@
 // GB/s is the benchmark's measure for every row, (MK + NK + 2MN) / t, so the rows compare.
 //   ./build/release/bin/loads_ceiling                  the twelve M = 64 and 128 shapes
 //   ./build/release/bin/loads_ceiling --m 64 --n 7168 --k 16384
+//   CH12_SPLIT=2 ./build/release/bin/loads_ceiling ...   another split, as the chapter binary takes it
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -182,7 +184,9 @@ void print(const char* what, const gemm::Shape& s, const gemm::Timing& t) {
 void measure(const gemm::Shape& s, const gemm::TimingOptions& opt, const gemm::L2Flusher& flusher) {
   const gemm::DeviceProblem dev(gemm::make_problem(s, gemm::kDefaultSeed, gemm::Scales::Random));
   const gemm::GemmArgs args = dev.args();
-  const ch12::Config c = ch12::choose_config(s, gemm::multiprocessor_count());
+  const int num_sms = gemm::multiprocessor_count();
+  const ch12::Config c = ch12::apply_split_override(s, ch12::choose_config(s, num_sms),
+                                                    std::getenv("CH12_SPLIT"), num_sms);
   std::printf("%s\n  chapter 12's configuration: %s\n", s.str().c_str(),
               ch12::describe(s, c).c_str());
   std::printf("  %-18s %8s %7s %10s %7s\n", "", "us", "GB/s", "kernel us", "GB/s");
