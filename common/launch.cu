@@ -2,7 +2,6 @@
 
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -28,6 +27,23 @@ int multiprocessor_count_or(int fallback) {
 
 namespace detail {
 
+namespace {
+// Raises the dynamic shared-memory limit recorded for `key` (a kernel and device, or a driver
+// function) to smem_bytes where it is lower, with set(smem_bytes): once per key and larger size,
+// under one lock (the first launches may come from several host threads at once, and one kernel's
+// launches may ask for different sizes, as loads_ceiling's do); never lowered.
+template <class Key, class Set>
+void raise_shared_memory_limit(const Key& key, uint32_t smem_bytes, Set set) {
+  static std::mutex mutex;
+  static std::map<Key, uint32_t> limits;
+  const std::lock_guard<std::mutex> lock(mutex);
+  uint32_t& limit = limits[key];
+  if (limit >= smem_bytes) return;
+  set(smem_bytes);
+  limit = smem_bytes;
+}
+}  // namespace
+
 void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
   constexpr uint32_t kDefaultLimit = 48 * 1024;  // what a CTA gets without opting in
   if (smem_bytes <= kDefaultLimit) return;
@@ -38,16 +54,10 @@ void prepare_kernel(const void* kernel, uint32_t smem_bytes, const char* who) {
     throw UnsupportedError(std::string(who) + " needs " + std::to_string(smem_bytes) +
                            " bytes of shared memory per block; this device allows " +
                            std::to_string(optin));
-  // The limit set so far per kernel and device: raised when a launch asks for more (a kernel whose
-  // shared memory depends on its arguments), never lowered.
-  static std::mutex mutex;
-  static std::map<std::pair<const void*, int>, uint32_t> prepared;
-  const std::lock_guard<std::mutex> lock(mutex);
-  uint32_t& limit = prepared[{kernel, device}];
-  if (limit >= smem_bytes) return;
-  CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
-  limit = smem_bytes;
+  raise_shared_memory_limit(std::pair{kernel, device}, smem_bytes, [&](uint32_t bytes) {
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  });
 }
 
 int max_active_clusters(const void* kernel, const LaunchConfig& cfg) {
@@ -86,16 +96,9 @@ void launch_function(CUfunction function, const LaunchConfig& cfg, void** params
       reinterpret_cast<SetAttribute>(driver_entry_point("cuFuncSetAttribute"));
   static const auto launch_kernel_ex =
       reinterpret_cast<LaunchKernelEx>(driver_entry_point("cuLaunchKernelEx"));
-  {
-    static std::mutex mutex;
-    static std::set<std::pair<CUfunction, uint32_t>> prepared;
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (!prepared.count({function, cfg.smem_bytes})) {
-      CU_CHECK(set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                             int(cfg.smem_bytes)));
-      prepared.insert({function, cfg.smem_bytes});
-    }
-  }
+  raise_shared_memory_limit(function, cfg.smem_bytes, [&](uint32_t bytes) {
+    CU_CHECK(set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(bytes)));
+  });
   CUlaunchAttribute attributes[1] = {};
   CUlaunchConfig config = {};
   config.gridDimX = cfg.grid.x, config.gridDimY = cfg.grid.y, config.gridDimZ = cfg.grid.z;

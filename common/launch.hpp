@@ -81,7 +81,8 @@ namespace detail {
 // The installed lookup's answer for `kernel`, or nullptr.
 CUfunction substitute_for(const void* kernel);
 // cuLaunchKernelEx of `function` with cfg (the cluster size included); params as cuLaunchKernel
-// takes them, one pointer per argument. Raises the function's shared-memory limit once.
+// takes them, one pointer per argument. Raises the function's shared-memory limit as
+// prepare_kernel does.
 void launch_function(CUfunction function, const LaunchConfig& cfg, void** params);
 }  // namespace detail
 

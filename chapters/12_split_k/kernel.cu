@@ -173,9 +173,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
   // aligned as the swizzled TMA store needs.
   uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
-  // The partial sums received from the other CTAs, at most BLOCK_M x BLOCK_N floats in the
-  // accumulators' order, start 1024-byte aligned after the D tile (16-byte loads and stores need
-  // 16).
+  // The partial sums received from the other CTAs, BLOCK_M x BLOCK_N floats (a slot of BLOCK_N /
+  // kSplit columns per CTA of the cluster, this CTA's own unused) in the accumulators' order, start
+  // 1024-byte aligned after the D tile (16-byte loads and stores need 16).
   auto* smem_partial = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
   float* smem_sa = smem_partial + (kSplit > 1 ? BLOCK_M * BLOCK_N : 0);
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
@@ -442,14 +442,16 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       });
 
       // The split: the cluster adds its partial sums (the top of this file). CTA o receives, from
-      // each other CTA r, the groups o reduces: thread i's share of group o * kShare + j from CTA r
-      // is the 16 bytes at float4 (slot * kShare + j) * kNumMathThreads + i of o's smem_partial,
-      // slot the rank of r among the CTAs other than o (received_slot).
+      // each other CTA r, the groups o reduces, into r's slot: thread i's share of group
+      // o * kShare + j from CTA r is the 16 bytes at float4 (r * kShare + j) * kNumMathThreads + i of
+      // o's smem_partial (slot_of); the slot of o itself stays unused, its sums are in its registers.
       if constexpr (kSplit > 1) {
         constexpr int kGroups = Wgmma::kAccumulators / 4;
         constexpr int kShare = groups_per_rank(BLOCK_N, kSplit);
         const int thread = int(threadIdx.x);  // the math threads are 0 .. kNumMathThreads - 1
-        const auto received_slot = [](int from, int to) { return from < to ? from : from - 1; };
+        const auto slot_of = [&](int from, int j) {
+          return (from * kShare + j) * kNumMathThreads + thread;
+        };
         // 1. Every CTA has read what this CTA sent it for the previous tile (round 0 passes at
         // once); send each of them its groups of these sums, straight into its shared memory with
         // st.async, which counts the bytes down on its "written" barrier.
@@ -459,10 +461,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
           const int to = reducing_rank(g, BLOCK_N, kSplit);
           if (to == rank) continue;
           const int j = g - to * kShare;
-          float* slot =
-              smem_partial + 4 * ((received_slot(rank, to) * kShare + j) * kNumMathThreads +
-                                  thread);  // the same offset in CTA `to`
-          ptx::st_async_v4(slot, written_barrier, uint32_t(to),
+          ptx::st_async_v4(smem_partial + 4 * slot_of(rank, j), written_barrier, uint32_t(to),
                            make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
                                        final_acc[4 * g + 3]));
         }
@@ -475,19 +474,17 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
         ptx::mbarrier_wait_cluster(written_barrier, tile_count & 1, "written_barrier");
         // 3. This CTA's columns: the same 16 bytes from every CTA, added in rank order, from its own
         // shared memory. Its own come from its registers.
+        const auto* received = reinterpret_cast<const float4*>(smem_partial);
 #pragma unroll
         for (int g = 0; g < kGroups; ++g) {
           if (reducing_rank(g, BLOCK_N, kSplit) != rank) continue;
           const int j = g - rank * kShare;
-          const auto* received = reinterpret_cast<const float4*>(smem_partial);
           float4 part[kSplit];
 #pragma unroll
           for (int r = 0; r < kSplit; ++r)
-            part[r] =
-                r == rank
-                    ? make_float4(final_acc[4 * g], final_acc[4 * g + 1], final_acc[4 * g + 2],
-                                  final_acc[4 * g + 3])
-                    : received[(received_slot(r, rank) * kShare + j) * kNumMathThreads + thread];
+            part[r] = r == rank ? make_float4(final_acc[4 * g], final_acc[4 * g + 1],
+                                              final_acc[4 * g + 2], final_acc[4 * g + 3])
+                                : received[slot_of(r, j)];
           float4 sum = part[0];
 #pragma unroll
           for (int r = 1; r < kSplit; ++r)
