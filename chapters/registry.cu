@@ -54,6 +54,7 @@ void gemm_split_1(const gemm::GemmArgs&, cudaStream_t);
 void gemm_split_2(const gemm::GemmArgs&, cudaStream_t);
 void gemm_split_4(const gemm::GemmArgs&, cudaStream_t);
 void gemm_split_8(const gemm::GemmArgs&, cudaStream_t);
+void gemm_evict_b_normal(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch12
 namespace ch13 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
@@ -210,11 +211,13 @@ const std::vector<Chapter>& chapters() {
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true,
        // The split forced: 1 is chapter 11's configuration (what the split is worth), then 2, 4 and
-       // 8 at the width with the fewest bytes per SM, whatever their waves.
+       // 8 at the width with the fewest bytes per SM, whatever their waves. And B loaded with L2's
+       // default policy (what the chapter's second change, evict_first, is worth).
        .ablations = {{"split=1", ch12::gemm_split_1},
                      {"split=2", ch12::gemm_split_2},
                      {"split=4", ch12::gemm_split_4},
-                     {"split=8", ch12::gemm_split_8}}},
+                     {"split=8", ch12::gemm_split_8},
+                     {"evict_b=normal", ch12::gemm_evict_b_normal}}},
       {.number = 13,
        .dir = "13_ffma_interleave",
        .idea =

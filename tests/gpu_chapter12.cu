@@ -1,7 +1,7 @@
 // Chapter 12's own GPU checks: every compiled split variant, not only those the heuristic picks,
 // against the CPU reference on ragged shapes (uneven slices of K, slices with no K block at all,
 // clusters walking several tiles), the same bits from run to run, and the benchmark's ablation
-// entries.
+// entries (B's L2 policy among them).
 #include <string>
 #include <vector>
 
@@ -77,21 +77,26 @@ TEST(Chapter12, TheSameBitsEveryRun) {
 }
 
 // The benchmark's ablation entries (registry.cu): split=1 is chapter 11's configuration, bit for
-// bit; the forced splits are right against the reference.
+// bit; evict_b=normal is this chapter's configuration, bit for bit (B's L2 policy changes where
+// its lines stay, not what arrives); the forced splits are right against the reference.
 TEST(Chapter12, TheAblationsAreRight) {
   SKIP_WITHOUT_HOPPER();
   const Chapter& ch = *find_chapter(12);
-  ASSERT_EQ(ch.ablations.size(), 4u);
-  for (const Shape& s : {Shape{64, 2112, 1024}, Shape{257, 1168, 1024}, Shape{1, 256, 384}}) {
+  ASSERT_EQ(ch.ablations.size(), 5u);
+  for (const Shape& s : {Shape{64, 2112, 1024}, Shape{257, 1168, 1024}, Shape{1, 256, 384},
+                         Shape{100, 4096, 2048}}) {
     const HostProblem host = make_problem(s, testing::test_seed(), Scales::Random);
     const DeviceProblem dev(host);
     const std::vector<uint16_t> d11 = run_and_download(*find_chapter(11), dev);
+    const std::vector<uint16_t> d12 = run_and_download(ch, dev);
     for (const Ablation& a : ch.ablations) {
       dev.poison();
       a.launch(dev.args(), nullptr);
       const std::vector<uint16_t> d = dev.download_d();
       if (std::string(a.name) == "split=1")
         EXPECT_EQ(count_bit_differences(d, d11), 0) << a.name << " " << s.str();
+      if (std::string(a.name) == "evict_b=normal")
+        EXPECT_EQ(count_bit_differences(d, d12), 0) << a.name << " " << s.str();
       testing::expect_matches_reference(
           check_against_reference(host, d, ch.tolerance(s), kCpuReferenceMacs), ch.max_rel_diff,
           std::string(a.name) + " " + s.str());

@@ -171,6 +171,57 @@ TEST(Chapter12, SplitOverride) {
     }
 }
 
+// B's L2 policy: evict_first exactly where there is one row of tiles, whatever the split; the
+// override sets it either way and refuses anything else.
+TEST(Chapter12, EvictFirstWhereBIsReadOnce) {
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
+    const ch12::Config c = ch12::choose_config(s);
+    EXPECT_EQ(c.b_evict_first, s.m <= 128) << ch12::describe(s, c);
+    EXPECT_EQ(c.b_evict_first, c.tiles_m == 1) << ch12::describe(s, c);
+    for (const char* text : {"1", "2", "4", "8"}) {
+      const ch12::Config f = ch12::apply_split_override(s, c, text);
+      EXPECT_EQ(f.b_evict_first, f.tiles_m == 1) << ch12::describe(s, f);
+    }
+  }
+  // Ragged shapes: the rule follows the tile rows the configuration chose (BLOCK_M 64, 128 or 256).
+  for (const gemm::Shape& s :
+       {gemm::Shape{1, 7168, 2048}, gemm::Shape{65, 2112, 7168}, gemm::Shape{100, 4096, 7168},
+        gemm::Shape{129, 7168, 2048}, gemm::Shape{256, 7168, 2048}, gemm::Shape{257, 1024, 1024}}) {
+    const ch12::Config c = ch12::choose_config(s);
+    EXPECT_EQ(c.b_evict_first, c.tiles_m == 1) << ch12::describe(s, c);
+    EXPECT_EQ(c.tiles_m, (s.m + c.variant.block_m - 1) / c.variant.block_m);
+  }
+  EXPECT_NE(ch12::describe({64, 7168, 2048}, ch12::choose_config({64, 7168, 2048}))
+                .find("B loaded evict_first"),
+            std::string::npos);
+  EXPECT_NE(ch12::describe({4096, 7168, 2048}, ch12::choose_config({4096, 7168, 2048}))
+                .find("B loaded evict_normal"),
+            std::string::npos);
+}
+
+TEST(Chapter12, EvictBOverride) {
+  const ch12::Config small = ch12::choose_config({64, 7168, 2048});
+  const ch12::Config large = ch12::choose_config({4096, 7168, 2048});
+  EXPECT_TRUE(ch12::apply_evict_b_override(small, nullptr).b_evict_first);
+  EXPECT_TRUE(ch12::apply_evict_b_override(small, "").b_evict_first);
+  EXPECT_FALSE(ch12::apply_evict_b_override(small, "normal").b_evict_first);
+  EXPECT_TRUE(ch12::apply_evict_b_override(large, "first").b_evict_first);
+  EXPECT_FALSE(ch12::apply_evict_b_override(large, nullptr).b_evict_first);
+  // Only the policy changes.
+  EXPECT_EQ(ch12::variant_of(ch12::apply_evict_b_override(small, "normal")),
+            ch12::variant_of(small));
+  for (const char* bad : {"First", "last", "0", "1", " first", "normal "}) {
+    try {
+      ch12::apply_evict_b_override(small, bad);
+      ADD_FAILURE() << "CH12_EVICT_B=\"" << bad << "\" accepted";
+    } catch (const gemm::UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("CH12_EVICT_B must be first or normal"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Over a sweep of shapes and SM counts (with clusters fitting as if the SMs could be grouped
 // freely, and as on our H100): every choice, forced or not, is a compiled kernel; never more CTAs
 // than SMs; a split only where chapter 11 leaves more than half of the SMs idle or runs 16-wide

@@ -18,6 +18,11 @@
 // more than half of the SMs without a tile, or runs tiles narrower than 32 columns (elsewhere the
 // split measured slower: README), and there picks, among the splits that keep at least chapter 11's
 // SMs at work, the tile and split that move the fewest bytes per SM.
+//
+// The chapter's second change: where there is one row of tiles, every byte of B is read by one CTA,
+// once, and the producer loads B with L2's evict_first policy (b_evict_first, config.hpp), so that
+// the stream of B replaces its own lines in L2 instead of what L2 held before (README, "B read
+// once").
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -148,7 +153,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b,
                 const __grid_constant__ CUtensorMap tensor_map_sa,
-                const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group) {
+                const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args, int group,
+                bool b_evict_first) {
   using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
   using Tile = TileConfig<BLOCK_M, BLOCK_N, kSplit>;
   constexpr int kNumMathWarpgroups = Tile::kNumMathWarpgroups;
@@ -255,6 +261,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       // epilogue.
       PipelineState state;
       int step = 0;  // K blocks issued so far, over all tiles (for the trace)
+      const uint64_t evict_first = ptx::l2_policy_evict_first();
       for (int pair = cluster; pair < pairs; pair += clusters) {
         const TileCoord tile = cta_tile(pair, rank, pairs_m, pairs_n, group, kMulticast);
         const int64_t m0 = int64_t(tile.m_block) * BLOCK_M, n0 = int64_t(tile.n_block) * BLOCK_N;
@@ -295,6 +302,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
             ptx::tma_load_2d_multicast(smem_b + state.stage * kTileBytesB + rank * kHalf * BLOCK_K,
                                        &tensor_map_b, full_barrier, kb * BLOCK_K,
                                        int32_t(n0) + rank * kHalf, 0b11);
+          } else if (b_evict_first) {
+            ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                             kb * BLOCK_K, int32_t(n0), evict_first);
           } else {
             ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
                              kb * BLOCK_K, int32_t(n0));
@@ -598,7 +608,7 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
   // The group: pick_group's over the grid of pairs (plan_clusters, remembered per shape), unless
   // CH09_GROUP overrides it.
   gemm::launch("chapter 12", kernel, launch, map_a, map_b, map_sa, map_d, args,
-               ch09::group_from_environment(c.group, "chapter 12"));
+               ch09::group_from_environment(c.group, "chapter 12"), c.b_evict_first);
 }
 
 // Launches the variant the configuration names: one comparison per compiled variant.
@@ -663,21 +673,25 @@ void check(const gemm::GemmArgs& args) {
                                .align_d = 16});
 }
 
-// The heuristic's configuration with its override (config.hpp): the split as CH12_SPLIT ("1" to
-// "8"); nullptr or "" leaves the heuristic's choice.
-Config configure(const gemm::Shape& s, const char* split, int num_sms, const ClusterFit& fit) {
-  return apply_split_override(s, choose_config(s, num_sms, fit), split, num_sms, fit);
+// The heuristic's configuration with its overrides (config.hpp): the split as CH12_SPLIT ("1" to
+// "8"), B's L2 policy as CH12_EVICT_B ("first" or "normal"); nullptr or "" leaves the heuristic's
+// choice.
+Config configure(const gemm::Shape& s, const char* split, const char* evict_b, int num_sms,
+                 const ClusterFit& fit) {
+  return apply_evict_b_override(
+      apply_split_override(s, choose_config(s, num_sms, fit), split, num_sms, fit), evict_b);
 }
 
-void gemm_with(const gemm::GemmArgs& args, const char* split, cudaStream_t stream) {
+void gemm_with(const gemm::GemmArgs& args, const char* split, const char* evict_b,
+               cudaStream_t stream) {
   check(args);
   const int num_sms = gemm::multiprocessor_count();
-  const Config c = configure(args.shape, split, num_sms, device_cluster_fit(num_sms));
+  const Config c = configure(args.shape, split, evict_b, num_sms, device_cluster_fit(num_sms));
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 
 void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, std::getenv("CH12_SPLIT"), stream);
+  gemm_with(args, std::getenv("CH12_SPLIT"), std::getenv("CH12_EVICT_B"), stream);
 }
 
 // For the tests: the given variant instead of the heuristic's choice (UnsupportedError where its
@@ -689,19 +703,23 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream) {
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
 }
 
-// The benchmark's ablation entries (registry.cu): the split forced. 1 is chapter 11's
-// configuration, run by this chapter's kernel.
+// The benchmark's ablation entries (registry.cu): the split forced, B's policy the rule's. 1 is
+// chapter 11's configuration, run by this chapter's kernel.
 void gemm_split_1(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "1", stream);
+  gemm_with(args, "1", nullptr, stream);
 }
 void gemm_split_2(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "2", stream);
+  gemm_with(args, "2", nullptr, stream);
 }
 void gemm_split_4(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "4", stream);
+  gemm_with(args, "4", nullptr, stream);
 }
 void gemm_split_8(const gemm::GemmArgs& args, cudaStream_t stream) {
-  gemm_with(args, "8", stream);
+  gemm_with(args, "8", nullptr, stream);
+}
+// And B with the default policy, the split the rule's: the chapter without its second change.
+void gemm_evict_b_normal(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, nullptr, "normal", stream);
 }
 
 // For the binary's --print-config and its header line.
@@ -712,7 +730,7 @@ std::string describe_config(const gemm::Shape& s) {
   const bool have_gpu = cudaGetDevice(&device) == cudaSuccess;
   cudaGetLastError();
   const ClusterFit fit = have_gpu ? device_cluster_fit(num_sms) : kH100ClusterFit;
-  Config c = configure(s, std::getenv("CH12_SPLIT"), num_sms, fit);
+  Config c = configure(s, std::getenv("CH12_SPLIT"), std::getenv("CH12_EVICT_B"), num_sms, fit);
   c.group = ch09::group_from_environment(c.group, "chapter 12");  // as the launch takes it
   return describe(s, c) + (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }

@@ -6,8 +6,8 @@
 //
 // 1. chapter 12's kernel, as its configuration chooses (chapter 13 runs the same kernels);
 // 2. that configuration's loads and stores alone: the same grid, clusters, tiles, K slices and
-//    stages, every TMA load its producer issues (the A tile, the B tile, A's scales; B's two
-//    scales, 8 bytes, are left out), and the epilogue's TMA stores of each tile's D (of whatever
+//    stages, every TMA load its producer issues (the A tile, the B tile with the same L2 policy,
+//    A's scales; B's two scales, 8 bytes, are left out), and the epilogue's TMA stores of each tile's D (of whatever
 //    the shared tile holds), with one thread releasing each stage as soon as it has landed in place
 //    of the math warpgroups: no wgmma, no promotion, no exchange, no stmatrix. What the kernel
 //    cannot go below with this configuration on this GPU;
@@ -19,6 +19,7 @@
 //   ./build/release/bin/loads_ceiling                  the twelve M = 64 and 128 shapes
 //   ./build/release/bin/loads_ceiling --m 64 --n 7168 --k 16384
 //   CH12_SPLIT=2 ./build/release/bin/loads_ceiling ...   another split, as the chapter binary takes it
+//   CH12_EVICT_B=normal ./build/release/bin/loads_ceiling ...   B's L2 policy, likewise
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,7 @@ constexpr int kBlockK = 128;  // one K block: one 128-byte swizzled row, one sca
 struct LoadsPlan {
   int block_m, block_n, split, stages, tiles_m, tiles_n, num_k_blocks;
   int span;  // bytes per row of a stored panel: chapter 12's swizzle_span_for(block_n / split)
+  bool b_evict_first;  // B with L2's evict_first policy, as chapter 12 loads it
 };
 
 // Thread 0 is the producer of chapter 12's kernel, thread 32 stands in for its math warpgroups and
@@ -96,7 +98,11 @@ __global__ void __launch_bounds__(64, 1)
         uint64_t* bar = &full[state.stage];
         ptx::mbarrier_arrive_expect_tx(bar, tile_a + tile_b + uint32_t(p.block_m) * 4);
         ptx::tma_load_2d(smem_a + state.stage * tile_a, &map_a, bar, kb * kBlockK, m0);
-        ptx::tma_load_2d(smem_b + state.stage * tile_b, &map_b, bar, kb * kBlockK, n0);
+        if (p.b_evict_first)
+          ptx::tma_load_2d(smem_b + state.stage * tile_b, &map_b, bar, kb * kBlockK, n0,
+                           ptx::l2_policy_evict_first());
+        else
+          ptx::tma_load_2d(smem_b + state.stage * tile_b, &map_b, bar, kb * kBlockK, n0);
         ptx::tma_load_2d(smem_sa + state.stage * p.block_m, &map_sa, bar, m0, kb);
       } else {
         ptx::mbarrier_wait(&full[state.stage], state.phase);
@@ -155,7 +161,8 @@ void launch_loads(const gemm::GemmArgs& args, const ch12::Config& c, cudaStream_
                     c.tiles_m,
                     c.tiles_n,
                     int(s.k / kBlockK),
-                    int(ch08::swizzle_span_for(uint32_t(c.variant.block_n / c.split)))};
+                    int(ch08::swizzle_span_for(uint32_t(c.variant.block_n / c.split))),
+                    c.b_evict_first};
   const CUtensorMap map_a =
       gemm::make_tensor_map(ch04::swizzled_view(s.m, s.k, uint32_t(p.block_m)), args.a);
   const CUtensorMap map_b =
@@ -185,8 +192,10 @@ void measure(const gemm::Shape& s, const gemm::TimingOptions& opt, const gemm::L
   const gemm::DeviceProblem dev(gemm::make_problem(s, gemm::kDefaultSeed, gemm::Scales::Random));
   const gemm::GemmArgs args = dev.args();
   const int num_sms = gemm::multiprocessor_count();
-  const ch12::Config c = ch12::apply_split_override(s, ch12::choose_config(s, num_sms),
-                                                    std::getenv("CH12_SPLIT"), num_sms);
+  const ch12::Config c =
+      ch12::apply_evict_b_override(ch12::apply_split_override(s, ch12::choose_config(s, num_sms),
+                                                              std::getenv("CH12_SPLIT"), num_sms),
+                                   std::getenv("CH12_EVICT_B"));
   std::printf("%s\n  chapter 12's configuration: %s\n", s.str().c_str(),
               ch12::describe(s, c).c_str());
   std::printf("  %-18s %8s %7s %10s %7s\n", "", "us", "GB/s", "kernel us", "GB/s");

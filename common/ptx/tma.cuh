@@ -28,6 +28,25 @@ __device__ __forceinline__ void tma_load_2d(void* smem, const CUtensorMap* map, 
       : "memory");
 }
 
+// An L2 eviction policy for the copies below (PTX ISA 9.7.9.18, "createpolicy"): the lines a copy
+// with this policy brings into L2 are the first candidates for replacement (`evict_first`), so
+// data read once does not push out what L2 held before. An opaque 64-bit value, made per thread.
+__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+// tma_load_2d with an L2 eviction policy (".L2::cache_hint", PTX ISA 9.7.9.27.1.2).
+__device__ __forceinline__ void tma_load_2d(void* smem, const CUtensorMap* map, uint64_t* bar,
+                                            int32_t c0, int32_t c1, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(shared_address(smem)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(shared_address(bar)), "r"(c0), "r"(c1), "l"(policy)
+      : "memory");
+}
+
 // The same box, written into the shared memory of every CTA of the cluster whose bit is set in
 // cta_mask (bit i: the CTA of %cluster_ctarank i), at the same offset `smem` in each, and
 // completing the barrier at the same offset `bar` in each of them with the bytes it received
