@@ -47,9 +47,13 @@ TEST(Chapter12, EveryGroupIsReducedByOneRankInPairs) {
         ASSERT_LT(r, split);
         ++per_rank[r];
         // stmatrix.x4 stores groups j and j + 1 (j even): one CTA must own both.
-        if (g % 2 == 1) EXPECT_EQ(r, ch12::reducing_rank(g - 1, block_n, split));
+        if (g % 2 == 1) {
+          EXPECT_EQ(r, ch12::reducing_rank(g - 1, block_n, split));
+        }
         // A rank's columns are contiguous: the groups of rank r come before those of r + 1.
-        if (g > 0) EXPECT_GE(r, ch12::reducing_rank(g - 1, block_n, split));
+        if (g > 0) {
+          EXPECT_GE(r, ch12::reducing_rank(g - 1, block_n, split));
+        }
       }
       for (int r = 0; r < split; ++r)
         EXPECT_EQ(per_rank[r], ch12::groups_per_rank(block_n, split)) << block_n << " / " << split;
