@@ -724,7 +724,9 @@ void gemm_evict_b_normal(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 // For the binary's --print-config and its header line.
 // Without a GPU, the H100's SMs and clusters.
-std::string describe_config(const gemm::Shape& s) {
+// The configuration the chapter launches for s on this device, with the environment's overrides
+// as the launch takes them (also loads_ceiling's). Without a GPU, the H100's SMs and clusters.
+Config configured(const gemm::Shape& s) {
   const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
   int device = 0;
   const bool have_gpu = cudaGetDevice(&device) == cudaSuccess;
@@ -732,7 +734,13 @@ std::string describe_config(const gemm::Shape& s) {
   const ClusterFit fit = have_gpu ? device_cluster_fit(num_sms) : kH100ClusterFit;
   Config c = configure(s, std::getenv("CH12_SPLIT"), std::getenv("CH12_EVICT_B"), num_sms, fit);
   c.group = ch09::group_from_environment(c.group, "chapter 12");  // as the launch takes it
-  return describe(s, c) + (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
+  return c;
+}
+
+std::string describe_config(const gemm::Shape& s) {
+  const int num_sms = gemm::multiprocessor_count_or(kH100Sms);
+  return describe(s, configured(s)) +
+         (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
 
 }  // namespace ch12

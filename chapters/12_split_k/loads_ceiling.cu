@@ -43,6 +43,10 @@
 #include "common/tensor_map.hpp"
 #include "common/timing.hpp"
 
+namespace ch12 {
+Config configured(const gemm::Shape& s);  // kernel.cu: what the chapter launches for s
+}  // namespace ch12
+
 namespace {
 
 constexpr int kBlockK = 128;  // one K block: one 128-byte swizzled row, one scale block
@@ -90,6 +94,7 @@ __global__ void __launch_bounds__(64, 1)
   if (threadIdx.x != 0 && threadIdx.x != 32) return;
   const bool producer = threadIdx.x == 0;
   ch05::PipelineState state;
+  const uint64_t evict_first = ptx::l2_policy_evict_first();
   for (int tile = cluster; tile < tiles; tile += clusters) {
     const int m0 = tile / p.tiles_n * p.block_m, n0 = tile % p.tiles_n * p.block_n;
     for (int kb = slice.begin; kb < slice.end; ++kb, state.advance(p.stages)) {
@@ -100,7 +105,7 @@ __global__ void __launch_bounds__(64, 1)
         ptx::tma_load_2d(smem_a + state.stage * tile_a, &map_a, bar, kb * kBlockK, m0);
         if (p.b_evict_first)
           ptx::tma_load_2d(smem_b + state.stage * tile_b, &map_b, bar, kb * kBlockK, n0,
-                           ptx::l2_policy_evict_first());
+                           evict_first);
         else
           ptx::tma_load_2d(smem_b + state.stage * tile_b, &map_b, bar, kb * kBlockK, n0);
         ptx::tma_load_2d(smem_sa + state.stage * p.block_m, &map_sa, bar, m0, kb);
@@ -191,11 +196,7 @@ void print(const char* what, const gemm::Shape& s, const gemm::Timing& t) {
 void measure(const gemm::Shape& s, const gemm::TimingOptions& opt, const gemm::L2Flusher& flusher) {
   const gemm::DeviceProblem dev(gemm::make_problem(s, gemm::kDefaultSeed, gemm::Scales::Random));
   const gemm::GemmArgs args = dev.args();
-  const int num_sms = gemm::multiprocessor_count();
-  const ch12::Config c =
-      ch12::apply_evict_b_override(ch12::apply_split_override(s, ch12::choose_config(s, num_sms),
-                                                              std::getenv("CH12_SPLIT"), num_sms),
-                                   std::getenv("CH12_EVICT_B"));
+  const ch12::Config c = ch12::configured(s);
   std::printf("%s\n  chapter 12's configuration: %s\n", s.str().c_str(),
               ch12::describe(s, c).c_str());
   std::printf("  %-18s %8s %7s %10s %7s\n", "", "us", "GB/s", "kernel us", "GB/s");
