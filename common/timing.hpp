@@ -8,7 +8,10 @@
 // "(kernel only)" figures of anchors.md. Events add a launch overhead that took one of two values
 // in one process, about 2.4 or 3.0 us, depending on what the process had timed before: two
 // kernels with the same SASS read 0.35 to 0.90 us apart by events and within 0.3 us by CUPTI
-// (H100, 2026-11-24; chapter 12's README).
+// (H100, 2026-11-24; chapter 12's README). It is not this harness nor anything our kernels ask
+// of the launch: a kernel that only spins reads 2.2 to 2.5 us above CUPTI here and in PyTorch,
+// whatever its shared memory, cluster, parameters or stores, and DeepGEMM's kernels 2.2 to 2.8
+// at M = 64 and 128, timed beside ours (H100, 2026-11-25; the same README).
 #pragma once
 
 #include <cuda_runtime.h>
