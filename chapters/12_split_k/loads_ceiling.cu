@@ -7,10 +7,10 @@
 // 1. chapter 12's kernel, as its configuration chooses (chapter 13 runs the same kernels);
 // 2. that configuration's loads and stores alone: the same grid, clusters, tiles, K slices and
 //    stages, every TMA load its producer issues (the A tile, the B tile with the same L2 policy,
-//    A's scales; B's two scales, 8 bytes, are left out), and the epilogue's TMA stores of each tile's D (of whatever
-//    the shared tile holds), with one thread releasing each stage as soon as it has landed in place
-//    of the math warpgroups: no wgmma, no promotion, no exchange, no stmatrix. What the kernel
-//    cannot go below with this configuration on this GPU;
+//    A's scales; B's two scales, 8 bytes, are left out), and the epilogue's TMA stores of each
+//    tile's D (of whatever the shared tile holds), with one thread releasing each stage as soon as
+//    it has landed in place of the math warpgroups: no wgmma, no promotion, no exchange, no
+//    stmatrix. What the kernel cannot go below with this configuration on this GPU;
 // 3. a sequential read of the same A and B and a write of D (16 bytes per thread per access,
 //    every SM, in address order): what the memory gives these bytes, the ceiling of any
 //    configuration.
