@@ -6,9 +6,9 @@
 
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
-peers, DeepGEMM's figures from ../shared/design/anchors.md (measured on our H100 by the same method,
-in other runs; and as published for the H800) are quoted, labelled as such, in the comparison of the
-last chapter with the best peer and in the chart.
+peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, in another
+call; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+chapter with the peers and in the chart.
 """
 import argparse
 import json
@@ -21,28 +21,47 @@ PEER_NOTES = {
 }
 
 HEADLINE = "4096x7168x16384"
-# A device-to-device copy on our H100 (anchors.md): the bandwidth bound of M = 64 and 128.
+SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
+# A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM (commit 8dfa329) on our H100 SXM, TFLOPS by CUDA events with an 8 GB flush, median of
-# 30, the highest of three runs (2026-11-22 and twice on 2026-11-23): anchors.md, "DeepGEMM here".
-DEEPGEMM_HERE = {
-    "64x2112x7168": 133, "64x24576x1536": 213, "64x32768x512": 159, "64x7168x16384": 272,
-    "64x4096x7168": 187, "64x7168x2048": 159, "128x2112x7168": 247, "128x24576x1536": 398,
-    "128x32768x512": 293, "128x7168x16384": 509, "128x4096x7168": 336, "128x7168x2048": 284,
-    "4096x2112x7168": 1107, "4096x24576x1536": 1259, "4096x32768x512": 926,
-    "4096x7168x16384": 1471, "4096x4096x7168": 1398, "4096x7168x2048": 1205,
+# DeepGEMM on our H100 SXM, both releases in one call on 2026-11-26 (docs/method.md): TFLOPS by
+# CUDA events with an 8 GiB flush before each run, median of 30; and by the kernel alone (PyTorch's
+# profiler), what this benchmark's kernel-only column (CUPTI) compares with.
+# Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
+DEEPGEMM = {
+    "DeepGEMM 8dfa329": {
+        "64x2112x7168": 126, "64x24576x1536": 204, "64x32768x512": 151, "64x7168x16384": 268,
+        "64x4096x7168": 176, "64x7168x2048": 148, "128x2112x7168": 233, "128x24576x1536": 387,
+        "128x32768x512": 276, "128x7168x16384": 503, "128x4096x7168": 321, "128x7168x2048": 269,
+        "4096x2112x7168": 1109, "4096x24576x1536": 1246, "4096x32768x512": 910,
+        "4096x7168x16384": 1464, "4096x4096x7168": 1398, "4096x7168x2048": 1195,
+    },
+    "DeepGEMM 2.6.1": {
+        "64x2112x7168": 141, "64x24576x1536": 201, "64x32768x512": 147, "64x7168x16384": 268,
+        "64x4096x7168": 187, "64x7168x2048": 147, "128x2112x7168": 271, "128x24576x1536": 383,
+        "128x32768x512": 270, "128x7168x16384": 522, "128x4096x7168": 365, "128x7168x2048": 274,
+        "4096x2112x7168": 1251, "4096x24576x1536": 1269, "4096x32768x512": 990,
+        "4096x7168x16384": 1459, "4096x4096x7168": 1402, "4096x7168x2048": 1239,
+    },
 }
-# The same runs of DeepGEMM timed by its own bench_kineto, the kernel alone (anchors.md, the
-# figures in brackets): what this benchmark's kernel-only column (CUPTI) compares with.
-DEEPGEMM_HERE_KERNEL = {
-    "64x2112x7168": 156, "64x24576x1536": 233, "64x32768x512": 190, "64x7168x16384": 283,
-    "64x4096x7168": 207, "64x7168x2048": 194, "128x2112x7168": 283, "128x24576x1536": 434,
-    "128x32768x512": 347, "128x7168x16384": 532, "128x4096x7168": 372, "128x7168x2048": 343,
-    "4096x2112x7168": 1132, "4096x24576x1536": 1268, "4096x32768x512": 934,
-    "4096x7168x16384": 1475, "4096x4096x7168": 1421, "4096x7168x2048": 1235,
+DEEPGEMM_KERNEL = {
+    "DeepGEMM 8dfa329": {
+        "64x2112x7168": 157, "64x24576x1536": 233, "64x32768x512": 194, "64x7168x16384": 285,
+        "64x4096x7168": 209, "64x7168x2048": 196, "128x2112x7168": 288, "128x24576x1536": 445,
+        "128x32768x512": 350, "128x7168x16384": 528, "128x4096x7168": 371, "128x7168x2048": 347,
+        "4096x2112x7168": 1143, "4096x24576x1536": 1265, "4096x32768x512": 937,
+        "4096x7168x16384": 1467, "4096x4096x7168": 1424, "4096x7168x2048": 1239,
+    },
+    "DeepGEMM 2.6.1": {
+        "64x2112x7168": 181, "64x24576x1536": 231, "64x32768x512": 190, "64x7168x16384": 281,
+        "64x4096x7168": 220, "64x7168x2048": 192, "128x2112x7168": 346, "128x24576x1536": 435,
+        "128x32768x512": 338, "128x7168x16384": 550, "128x4096x7168": 431, "128x7168x2048": 349,
+        "4096x2112x7168": 1290, "4096x24576x1536": 1288, "4096x32768x512": 1014,
+        "4096x7168x16384": 1464, "4096x4096x7168": 1429, "4096x7168x2048": 1291,
+    },
 }
-# DeepGEMM's README of April 2025, H800 (anchors.md): the stretch, not run here.
+# DeepGEMM's README of April 2025, H800 (docs/method.md): the stretch, not run here.
 DEEPGEMM_H800 = {
     "64x2112x7168": 206, "64x24576x1536": 289, "64x32768x512": 219, "64x7168x16384": 336,
     "64x4096x7168": 287, "64x7168x2048": 295, "128x2112x7168": 352, "128x24576x1536": 535,
@@ -102,23 +121,26 @@ def has_kernel_times(rows):
 
 
 def against_best_peer(order, rows, shapes, field=0, deepgemm=None):
-    """The last chapter per shape against the best of cuBLASLt block-scaled and per-tensor (this
-    run) and DeepGEMM here (anchors.md); DeepGEMM's H800 figure beside it. field 0: by the events,
-    against DeepGEMM's events; 3: by the kernels' own time, against DeepGEMM's kernel-only times."""
-    deepgemm = DEEPGEMM_HERE if deepgemm is None else deepgemm
+    """The last chapter per shape against each peer and the best of them: cuBLASLt block-scaled and
+    per-tensor (this run), DeepGEMM 8dfa329 and 2.6.1 (docs/method.md); DeepGEMM's H800 figure
+    beside it. field 0: by the events, against DeepGEMM's events; 3: by the kernels' own time,
+    against DeepGEMM's kernel-only times."""
+    deepgemm = DEEPGEMM if deepgemm is None else deepgemm
     chapters = [r for r in order if is_chapter(r)]
     if not chapters:
         return ""
     last = chapters[-1]
+    names = ["cublasLt-blk", "cublasLt-scalar"] + list(deepgemm)
     lines = [
-        f"| shape | {last} | best peer | which | ratio | DeepGEMM H800 (published) | ratio "
-        f"| {last} GB/s | of {COPY_GBPS} GB/s |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        f"| shape | {last} | " + " | ".join(names) + " | best peer | ratio "
+        f"| DeepGEMM H800 (published) | ratio | {last} GB/s | of {COPY_GBPS} GB/s |",
+        "| --- | ---: |" + " ---: |" * len(names) + " --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for s in shapes:
         ours = tflops(rows, last, s, field)
-        peers = {p: tflops(rows, p, s, field) for p in ("cublasLt-blk", "cublasLt-scalar")}
-        peers["DeepGEMM here"] = deepgemm.get(s)
+        peers = {p: tflops(rows, p, s, field) for p in names[:2]}
+        peers.update({p: figures.get(s) for p, figures in deepgemm.items()})
+        shown = ["-" if not peers[p] else f"{peers[p]:.0f}" for p in names]
         peers = {p: v for p, v in peers.items() if v}
         if ours is None or not peers:
             continue
@@ -126,7 +148,7 @@ def against_best_peer(order, rows, shapes, field=0, deepgemm=None):
         h800 = DEEPGEMM_H800.get(s)
         gbps = rows[last][s][1] * ours / rows[last][s][0]  # the same bytes over the same time
         lines.append(
-            f"| {s.replace('x', ' x ', 2)} | {ours:.0f} | {peers[best]:.0f} | {best} | "
+            f"| {s.replace('x', ' x ', 2)} | {ours:.0f} | " + " | ".join(shown) + f" | {best} | "
             f"{ours / peers[best]:.2f} | {h800 or '-'} | "
             + (f"{ours / h800:.2f}" if h800 else "-")
             + f" | {gbps:.0f} | {gbps / COPY_GBPS:.2f} |")
@@ -177,10 +199,11 @@ def markdown(context, order, ablations, rows, shapes):
         "",
         "## The last chapter against the best peer",
         "",
-        "TFLOPS. The best of cuBLASLt block-scaled and per-tensor (this run) and DeepGEMM measured on",
-        "our H100 by the same method in other runs (`anchors.md`, \"DeepGEMM here\"); DeepGEMM's",
-        "published H800 figures, the stretch, beside them. GB/s, the measure for M = 64 and 128,",
-        f"against the {COPY_GBPS} GB/s a device-to-device copy reaches on our H100 (`anchors.md`).",
+        "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method in one call on",
+        "2026-11-26 (not this run; [method.md](method.md)); DeepGEMM's published H800 figures, the",
+        "stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
+        f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
         against_best_peer(order, rows, shapes),
         "",
@@ -194,13 +217,13 @@ def markdown(context, order, ablations, rows, shapes):
             "reads from the profiler. It leaves out what the events add to a kernel, 2.4 or 3.0 us",
             "in our runs on the H100, which of the two depending on what the process had timed",
             "before, and 2.2 to 2.8 for a kernel that only spins and for DeepGEMM's kernels timed",
-            "beside ours (`common/timing.hpp`): below about 20 us, compare kernels here. The last",
-            "chapter against the best peer by the same measure, DeepGEMM here by its kernel-only",
-            "times (`anchors.md`, the figures in brackets).",
+            "beside ours ([method.md](method.md)): below about 20 us, compare kernels here. The",
+            "last chapter against the peers by the same measure, DeepGEMM by its kernel-only",
+            "times from PyTorch's profiler ([method.md](method.md)).",
             "",
             table(order, rows, shapes, 3, "{:.0f}"),
             "",
-            against_best_peer(order, rows, shapes, 3, DEEPGEMM_HERE_KERNEL),
+            against_best_peer(order, rows, shapes, 3, DEEPGEMM_KERNEL),
             "",
         ]
     if ablations:
@@ -219,9 +242,9 @@ def markdown(context, order, ablations, rows, shapes):
         "",
     ]
     out += [f"- `{p}`: {n}" for p, n in PEER_NOTES.items() if p in rows]
-    out += ["- DeepGEMM here: commit 8dfa329 on our H100, events, 8 GB flush, median of 30 "
-            "(`anchors.md`; not this run)",
-            "- DeepGEMM H800: its README of April 2025 (`anchors.md`; not measured here)"]
+    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, one call on 2026-11-26, events, 8 GiB "
+            "flush, median of 30 ([method.md](method.md); not this run)",
+            "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
 
 
@@ -258,7 +281,7 @@ def chart(order, rows, shapes, path):
 
 def line_chart(ax, order, rows):
     """The progression on the headline shape: chapters on the x axis, the peers as horizontal
-    lines (this run's cuBLASLt solid; DeepGEMM from anchors.md dashed and dotted)."""
+    lines (this run's cuBLASLt solid; DeepGEMM from docs/method.md dashed and dotted)."""
     chapters = [r for r in order if is_chapter(r) and tflops(rows, r, HEADLINE)]
     xs = [int(r[:2]) for r in chapters]
     ys = [tflops(rows, r, HEADLINE) for r in chapters]
@@ -267,8 +290,8 @@ def line_chart(ax, order, rows):
         ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, 6), ha="center",
                     fontsize=8)
     peers = [(p, tflops(rows, p, HEADLINE), "-") for p in PEER_NOTES]
-    peers += [("DeepGEMM here (anchors.md)", DEEPGEMM_HERE[HEADLINE], "--"),
-              ("DeepGEMM H800, published", DEEPGEMM_H800[HEADLINE], ":")]
+    peers += [(f"{name} (method.md)", figures[HEADLINE], "--") for name, figures in DEEPGEMM.items()]
+    peers += [("DeepGEMM H800, published", DEEPGEMM_H800[HEADLINE], ":")]
     for i, (name, y, style) in enumerate(peers):
         if y:
             ax.axhline(y, linestyle=style, color=f"C{i}", label=f"{name}: {y:.0f}")
@@ -279,13 +302,296 @@ def line_chart(ax, order, rows):
     ax.legend(fontsize=8, loc="upper left")
 
 
+# --- The READMEs' generated blocks -----------------------------------------------------------------
+#
+# A README holds blocks that this script fills from the committed docs/progression.md:
+#   <!-- generated: headline -->                 a chapter's headline against the previous chapter
+#   <!-- generated: table 4096x7168x16384 ... -->  a chapter's numbers on the shapes named
+#   <!-- generated: chapters -->                  the top README's table of the book
+#   <!-- generated: standing -->                  the top README's bullets on the last chapter
+# each closed by <!-- end generated -->. `--readmes` rewrites them, `--check-readmes` fails where a
+# block differs from what docs/progression.md gives (a ctest, so CI keeps them in step).
+
+ROOT = __import__("os").path.dirname(__import__("os").path.dirname(__import__("os").path.abspath(
+    __file__)))
+
+# The top table's idea cells, 12 words at most.
+IDEAS = {
+    "00": "one thread per output; the quantiser; the CPU reference",
+    "01": "one wgmma with hand-built shared-memory descriptors",
+    "02": "fp8 wgmma m64n128k32 over a K loop, ordinary loads",
+    "03": "TMA loads completing on an mbarrier with expect_tx",
+    "04": "128-byte swizzle: TMA writes it, the descriptor reads it",
+    "05": "a ring of stages, a producer warpgroup, setmaxnreg",
+    "06": "scales applied in fp32 after every 128-wide K block",
+    "07": "BLOCK_N of 144 or 160 straddling two scale blocks",
+    "08": "bf16 through stmatrix and a swizzled tile, one TMA store",
+    "09": "persistent CTAs walking tiles in groups; the epilogue overlaps loads",
+    "10": "2-CTA clusters sharing A or B by TMA multicast",
+    "11": "tile, stages and multicast chosen per shape",
+    "12": "split-K across a cluster through distributed shared memory",
+    "13": "FFMA yield and reuse bits rewritten in the SASS",
+}
+
+
+def shape_key(cell):
+    return cell.strip().replace(" x ", "x")
+
+
+def pretty(shape):
+    return shape.replace("x", " x ", 2)
+
+
+def bytes_per_flop(shape):
+    m, n, k = (int(x) for x in shape.split("x"))
+    return (m * k + n * k + 2 * m * n) / (2.0 * m * n * k)
+
+
+def parse_markdown(path):
+    """The committed run as docs/progression.md has it: its date and GPU, the TFLOPS, GB/s and
+    kernel-time tables (kernel -> shape -> value) and the ablation tables."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    run = {"tflops": {}, "gbps": {}, "kernel": {}, "ablations": {}}
+    first = lines[2]  # "Measured on <gpu>, <date>. Timing: ..."
+    run["gpu"], run["date"] = first[len("Measured on "):first.index(". Timing")].rsplit(", ", 1)
+    section, i = None, 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("## TFLOPS"):
+            section = run["tflops"]
+        elif line.startswith("## GB/s"):
+            section = run["gbps"]
+        elif line.startswith("## By the kernels' own time"):
+            section = run["kernel"]
+        elif line.startswith("### "):
+            section = run["ablations"].setdefault(line[4:].strip(), {})
+        elif line.startswith("## "):
+            section = None
+        elif line.startswith("| ") and section is not None and not section.get("_done"):
+            head = [c.strip() for c in line.strip("|").split("|")]
+            i += 2
+            body = []
+            while i < len(lines) and lines[i].startswith("|"):
+                body.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            if head[0] == "kernel":  # rows: kernels, columns: shapes
+                shapes = [shape_key(c) for c in head[1:]]
+                for cells in body:
+                    section[cells[0]] = {s: None if v == "-" else float(v)
+                                         for s, v in zip(shapes, cells[1:])}
+            else:  # an ablation table: rows shapes, columns previous, [ablations], chapter
+                section["columns"] = head[1:]
+                section["rows"] = {shape_key(c[0]): [None if v == "-" else float(v)
+                                                     for v in c[1:]] for c in body}
+            section["_done"] = True
+            continue
+        i += 1
+    for t in (run["tflops"], run["gbps"], run["kernel"]):
+        t.pop("_done", None)
+    return run
+
+
+def chapter_rows(run):
+    return [r for r in run["tflops"] if is_chapter(r)]
+
+
+def previous_chapter(run, name):
+    rows = chapter_rows(run)
+    return rows[rows.index(name) - 1] if name in rows and rows.index(name) > 0 else None
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:.0f}"
+
+
+def source_line(run, link):
+    return (f"The committed run, [docs/progression.md]({link}) ({run['gpu']}, {run['date']}; "
+            "TFLOPS and GB/s by CUDA events, median of 30).")
+
+
+def headline_block(run, name, link):
+    t, g = run["tflops"], run["gbps"]
+    if name not in t:
+        return "(Not timed: the chapter is one instruction, not a GEMM.)"
+    prev = previous_chapter(run, name)
+    parts = []
+    for shape, table, unit in ((HEADLINE, t, "TFLOPS"), (SMALL_HEADLINE, g, "GB/s")):
+        ours = table[name].get(shape)
+        text = f"**{pretty(shape)}: {fmt(ours)} {unit}**"
+        if prev and table[prev].get(shape) and ours:
+            before = table[prev][shape]
+            text += f" (chapter {prev[:2]}: {fmt(before)}, x{ours / before:.2f})"
+        parts.append(text)
+    return " · ".join(parts) + ". " + source_line(run, link)
+
+
+def best_cublaslt(run, table, shape):
+    vals = [run[table].get(p, {}).get(shape) for p in ("cublasLt-blk", "cublasLt-scalar")]
+    vals = [v for v in vals if v]
+    return max(vals) if vals else None
+
+
+def table_block(run, name, shapes, link):
+    prev = previous_chapter(run, name)
+    ablation = run["ablations"].get(name)
+    abl_cols = [c for c in ablation["columns"] if c.startswith("[")] if ablation else []
+    head = ["shape"] + ([f"chapter {prev[:2]}"] if prev else []) + abl_cols
+    head += [f"**this chapter**", "best cuBLASLt", "DeepGEMM 2.6.1", "this chapter GB/s"]
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for s in shapes:
+        cells = [pretty(s)]
+        if prev:
+            cells.append(fmt(run["tflops"][prev].get(s)))
+        if abl_cols:
+            row = ablation["rows"].get(s)
+            for c in abl_cols:
+                cells.append(fmt(row[ablation["columns"].index(c)] if row else None))
+        cells.append(f"**{fmt(run['tflops'][name].get(s))}**")
+        cells.append(fmt(best_cublaslt(run, "tflops", s)))
+        cells.append(fmt(DEEPGEMM["DeepGEMM 2.6.1"].get(s)))
+        cells.append(fmt(run["gbps"][name].get(s)))
+        lines.append("| " + " | ".join(cells) + " |")
+    note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
+            "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
+            "same run; DeepGEMM 2.6.1: measured on our H100 on 2026-11-26, not this run "
+            f"([docs/method.md]({link.replace('progression.md', 'method.md')})). "
+            + source_line(run, link))
+    return "\n".join(lines) + "\n\n" + note
+
+
+def chapters_block(run, chapter_dirs):
+    t, g = run["tflops"], run["gbps"]
+    lines = [f"| # | chapter | the one new idea | TFLOPS at {pretty(HEADLINE)} | x previous | "
+             f"GB/s at {pretty(SMALL_HEADLINE)} |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    for d in chapter_dirs:
+        n = d[:2]
+        ours = t.get(d, {}).get(HEADLINE)
+        prev = previous_chapter(run, d)
+        ratio = f"x{ours / t[prev][HEADLINE]:.2f}" if prev and ours else ""
+        lines.append(f"| {n} | [{d[3:].replace('_', ' ')}](chapters/{d}) | {IDEAS.get(n, '')} | "
+                     + (fmt(ours) if ours else "(one instruction)") + f" | {ratio} | "
+                     + fmt(g.get(d, {}).get(SMALL_HEADLINE) if ours else None).replace("-", "")
+                     + " |")
+    peers = [(PEER_NOTES[p], t[p][HEADLINE], g[p][SMALL_HEADLINE]) for p in
+             ("cublasLt-blk", "cublasLt-scalar") if p in t]
+    for name, figures in DEEPGEMM.items():
+        small = figures[SMALL_HEADLINE] * 1000 * bytes_per_flop(SMALL_HEADLINE)
+        peers.append((f"{name}, on our H100 on 2026-11-26 (docs/method.md)", figures[HEADLINE],
+                      small))
+    for name, big, small in peers:
+        lines.append(f"| | peer | {name} | {fmt(big)} | | {fmt(small)} |")
+    return "\n".join(lines) + "\n\n" + source_line(run, "docs/progression.md")
+
+
+def standing_block(run):
+    chapters = chapter_rows(run)
+    last = chapters[-1]
+    out = []
+    for table, label, deepgemm in (("tflops", "By CUDA events", DEEPGEMM),
+                                   ("kernel", "By the kernels' own time", DEEPGEMM_KERNEL)):
+        if last not in run[table]:
+            continue
+        ours = run[table][last]
+        verdicts = []
+        peers = {p: run[table].get(p, {}) for p in ("cublasLt-blk", "cublasLt-scalar")}
+        peers.update(deepgemm)
+        for peer, figures in peers.items():
+            shapes = [s for s in ours if ours[s] and figures.get(s)]
+            behind = [s for s in shapes if ours[s] < figures[s]]
+            text = f"{PEER_NOTES.get(peer, peer).split(',')[0] if peer in PEER_NOTES else peer}"
+            if peer == "cublasLt-blk":
+                text = "cuBLASLt block-scaled"
+            elif peer == "cublasLt-scalar":
+                text = "cuBLASLt per-tensor"
+            text += f" {len(shapes) - len(behind)} of {len(shapes)}"
+            if behind:
+                text += " (behind at " + ", ".join(
+                    f"{pretty(s)}, x{ours[s] / figures[s]:.2f}" for s in behind) + ")"
+            verdicts.append(text)
+        out.append(f"- {label}, chapter {last[:2]} is at or above " + "; ".join(verdicts) + ".")
+    small = run["gbps"][last].get(SMALL_HEADLINE)
+    if small:
+        out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
+                   f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
+                   "device-to-device copy reaches on our H100.")
+    out.append(f"- DeepGEMM's figures: measured on our H100 on 2026-11-26 in another call "
+               f"([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
+               + source_line(run, "docs/progression.md"))
+    return "\n".join(out)
+
+
+def readme_blocks(root=ROOT, check=False):
+    """Fills (or, with check, compares) every README's generated blocks from docs/progression.md.
+    Returns the list of READMEs whose blocks differ (check) or changed."""
+    import glob
+    import os
+    import re
+
+    run = parse_markdown(os.path.join(root, "docs", "progression.md"))
+    dirs = sorted(os.path.basename(d) for d in glob.glob(os.path.join(root, "chapters", "[0-9][0-9]_*"))
+                  if os.path.isdir(d))
+    pattern = re.compile(r"(<!-- generated: (\w+)([^>]*?) -->\n)(.*?)(<!-- end generated -->)",
+                         re.S)
+    differ = []
+    for path in [os.path.join(root, "README.md")] + [
+            os.path.join(root, "chapters", d, "README.md") for d in dirs]:
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            text = f.read()
+        name = os.path.basename(os.path.dirname(path))
+        link = "docs/progression.md" if path.endswith(os.path.join(root, "README.md")) and \
+            os.path.dirname(path) == root else "../../docs/progression.md"
+
+        def fill(m):
+            kind, args = m.group(2), m.group(3).split()
+            if kind == "headline":
+                body = headline_block(run, name, link)
+            elif kind == "table":
+                body = table_block(run, name, args, link)
+            elif kind == "chapters":
+                body = chapters_block(run, dirs)
+            elif kind == "standing":
+                body = standing_block(run)
+            else:
+                raise SystemExit(f"{path}: unknown generated block '{kind}'")
+            return m.group(1) + body + "\n" + m.group(5)
+
+        new = pattern.sub(fill, text)
+        if new != text:
+            differ.append(os.path.relpath(path, root))
+            if not check:
+                with open(path, "w") as f:
+                    f.write(new)
+    return differ
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("json")
+    ap.add_argument("json", nargs="?")
     ap.add_argument("--md")
     ap.add_argument("--png")
     ap.add_argument("--print", action="store_true")
+    ap.add_argument("--readmes", action="store_true",
+                    help="fill the READMEs' generated blocks from docs/progression.md")
+    ap.add_argument("--check-readmes", action="store_true",
+                    help="fail where a README's generated block differs from docs/progression.md")
     a = ap.parse_args()
+    if a.readmes or a.check_readmes:
+        if a.json or a.md:  # first the markdown from the run, then the READMEs from it
+            context, order, ablations, rows, shapes = load(a.json)
+            if a.md:
+                with open(a.md, "w") as f:
+                    f.write(markdown(context, order, ablations, rows, shapes))
+        differ = readme_blocks(check=a.check_readmes)
+        if a.check_readmes and differ:
+            print("generated blocks differ from docs/progression.md (run docs/progression.py "
+                  "--readmes): " + ", ".join(differ))
+            sys.exit(1)
+        print(("checked" if a.check_readmes else "filled") + " the READMEs' generated blocks")
+        if not (a.png or a.print):
+            return
     context, order, ablations, rows, shapes = load(a.json)
     if a.md:
         with open(a.md, "w") as f:

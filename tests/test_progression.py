@@ -75,10 +75,15 @@ class Progression(unittest.TestCase):
 
     def test_markdown(self):
         text = self.markdown()
-        # The last chapter (not an ablation row) against the best peer: at the headline shape the
-        # best is DeepGEMM here (anchors.md, 1471), at 64 x 2112 x 7168 also (133 > 128).
-        self.assertIn("| shape | 10_tma_multicast | best peer |", text)
-        self.assertIn("| 4096 x 7168 x 16384 | 130 | 1471 | DeepGEMM here | 0.09 |", text)
+        # The last chapter (not an ablation row) against each peer and the best: at the headline
+        # shape DeepGEMM 8dfa329 (docs/method.md, 1464 against 2.6.1's 1459), at 64 x 2112 x 7168
+        # DeepGEMM 2.6.1 (141 against 8dfa329's 126 and cuBLASLt's 115 and 128).
+        self.assertIn("| shape | 10_tma_multicast | cublasLt-blk | cublasLt-scalar | "
+                      "DeepGEMM 8dfa329 | DeepGEMM 2.6.1 | best peer | ratio |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1464 | 1459 | DeepGEMM 8dfa329 | "
+                      "0.09 |", text)
+        self.assertIn("| 64 x 2112 x 7168 | 130 | 115 | 128 | 126 | 141 | DeepGEMM 2.6.1 | 0.92 |",
+                      text)
         # Its GB/s against the copy bandwidth.
         gbps = (64 * 7168 + 2112 * 7168 + 2 * 64 * 2112) / (2.0 * 64 * 2112 * 7168 / 130e12) / 1e9
         self.assertIn(f"| {gbps:.0f} | {gbps / 3000:.2f} |", text)
@@ -92,18 +97,49 @@ class Progression(unittest.TestCase):
         tflops_table = text.split("## TFLOPS")[1].split("## GB/s")[0]
         self.assertNotIn("[multicast", tflops_table)
         # By the kernels' own time: the same flops over 1 / 1.2 of the time, against DeepGEMM's
-        # kernel-only figures (anchors.md: 1475 at the headline shape, 156 at 64 x 2112 x 7168).
+        # kernel-only figures (docs/method.md: 8dfa329 1467 and 2.6.1 1464 at the headline shape,
+        # 157 and 181 at 64 x 2112 x 7168).
         by_kernel = text.split("## By the kernels' own time (CUPTI)")[1].split("## Ablations")[0]
         self.assertIn("| 10_tma_multicast | 156 | 156 |", by_kernel)
-        self.assertIn("| 4096 x 7168 x 16384 | 156 | 1475 | DeepGEMM here | 0.11 |", by_kernel)
-        self.assertIn("| 64 x 2112 x 7168 | 156 | 156 | DeepGEMM here | 1.00 |", by_kernel)
+        self.assertIn("| 4096 x 7168 x 16384 | 156 | 138 | 154 | 1467 | 1464 | DeepGEMM 8dfa329 | "
+                      "0.11 |", by_kernel)
+        self.assertIn("| 64 x 2112 x 7168 | 156 | 138 | 154 | 157 | 181 | DeepGEMM 2.6.1 | 0.86 |",
+                      by_kernel)
 
     def test_no_kernel_section_without_kernel_times(self):
         # A run recorded without CUPTI (an older JSON, or CUPTI held by another tool).
         fake_run(self.json, kernel_times=False)
         text = self.markdown()
         self.assertNotIn("By the kernels' own time", text)
-        self.assertIn("| 4096 x 7168 x 16384 | 130 | 1471 | DeepGEMM here | 0.09 |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1464 | 1459 | DeepGEMM 8dfa329 | "
+                      "0.09 |", text)
+
+    def test_readme_blocks(self):
+        # The markdown written from the made-up run, read back, fills a chapter README's blocks.
+        root = self.dir.name
+        os.makedirs(os.path.join(root, "docs"))
+        subprocess.run([sys.executable, SCRIPT, self.json, "--md",
+                        os.path.join(root, "docs", "progression.md")], check=True)
+        chapter = os.path.join(root, "chapters", "10_tma_multicast")
+        os.makedirs(chapter)
+        readme = os.path.join(chapter, "README.md")
+        with open(readme, "w") as f:
+            f.write("# 10\n<!-- generated: headline -->\nstale\n<!-- end generated -->\n"
+                    "<!-- generated: table 4096x7168x16384 -->\n<!-- end generated -->\n")
+        self.assertEqual(progression.readme_blocks(root, check=True),
+                         [os.path.join("chapters", "10_tma_multicast", "README.md")])
+        progression.readme_blocks(root)
+        self.assertEqual(progression.readme_blocks(root, check=True), [])
+        with open(readme) as f:
+            text = f.read()
+        # Headline: this chapter against the previous one (130 against 110 TFLOPS).
+        self.assertIn("**4096 x 7168 x 16384: 130 TFLOPS** (chapter 09: 110, x1.18)", text)
+        self.assertNotIn("stale", text)
+        # Table: the previous chapter, the ablations ("-" where refused: none at this shape), this
+        # chapter, the best cuBLASLt of the run and DeepGEMM 2.6.1.
+        self.assertIn("| shape | chapter 09 | [multicast=off] | [multicast=A] | [multicast=B] | "
+                      "**this chapter** | best cuBLASLt | DeepGEMM 2.6.1 | this chapter GB/s |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 110 | 120 | 131 | 125 | **130** | 128 | 1459 |", text)
 
     def test_chart(self):
         try:
