@@ -4,14 +4,16 @@
 // events around the launch only; the median of many runs after warm-up.
 //
 // Where asked (TimingOptions::kernel_time, the progression benchmark), also the kernels' own
-// durations, from CUPTI's activity records: what bench_kineto reads from the profiler, and the
-// "(kernel only)" figures of anchors.md. Events add a launch overhead that took one of two values
-// in one process, about 2.4 or 3.0 us, depending on what the process had timed before: two
-// kernels with the same SASS read 0.35 to 0.90 us apart by events and within 0.3 us by CUPTI
-// (H100, 2026-11-24; chapter 12's README). It is not this harness nor anything our kernels ask
-// of the launch: a kernel that only spins reads 2.2 to 2.5 us above CUPTI here and in PyTorch,
-// whatever its shared memory, cluster, parameters or stores, and DeepGEMM's kernels 2.2 to 2.8
-// at M = 64 and 128, timed beside ours (H100, 2026-11-25; the same README).
+// durations, from CUPTI's activity records: what bench_kineto reads from the profiler, and what
+// the bracketed kernel times of DeepGEMM in docs/method.md are. Events add a launch overhead that
+// took one of two values in one process, about 2.4 or 3.0 us, depending on what the process had
+// timed before: two kernels with the same SASS read 0.35 to 0.90 us apart by events and within
+// 0.3 us by CUPTI (H100, 2026-11-24; chapter 12's NOTES.md,
+// "Remeasured, 2026-11-24, with the relaxed cluster barriers and the new rule"). It is not this
+// harness nor anything our kernels ask of the launch: a kernel that only spins reads 2.2 to 2.5 us
+// above CUPTI here and in PyTorch, whatever its shared memory, cluster, parameters or stores, and
+// DeepGEMM's kernels 2.2 to 2.8 at M = 64 and 128, timed beside ours (H100, 2026-11-25; the same
+// NOTES.md, "What the events add").
 #pragma once
 
 #include <cuda_runtime.h>

@@ -9,7 +9,8 @@
 // parameter, its launch picks gemm_kernel<true> only when GemmArgs::trace is given, and
 // trace_stamp<false> compiles to nothing. A run-time test of the pointer instead (one uniform
 // branch in the source) left 20 to 40 instructions per K block in the compiled loop and cost
-// chapter 10 about 5% at 4096 x 7168 x 16384 (measured: chapter 06's README).
+// chapter 10 about 5% at 4096 x 7168 x 16384 (measured: chapter 06's NOTES.md,
+// "2. The cycle accounting of 2026-11-23").
 //
 // Slot of a stamp: ((cta * kTraceEvents + event) * kTraceLanes + lane) * kTraceSteps + step,
 // where lane is the warpgroup (the producer is lane kTraceLanes - 1) and step the loop iteration.

@@ -265,7 +265,8 @@ TEST(Chapter09, AWindowInsideOneGroup) {
       }
 }
 
-// The README's numbers at 4096 x 7168 (K = 16384), 128 x 160 tiles: 32 x 45, 11 waves of 132.
+// The numbers at 4096 x 7168 (K = 16384), 128 x 160 tiles: 32 x 45, 11 waves of 132 (NOTES.md,
+// "The DRAM model against Nsight Compute (2026-11-23)").
 TEST(Chapter09, GroupedTouchesFewerTilesAt4096x7168) {
   const ch09::WindowStats rm = ch09::row_major_stats(32, 45, 128, 160);
   EXPECT_EQ(rm.window, 132);

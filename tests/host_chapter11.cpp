@@ -27,7 +27,7 @@ struct Expected {
   int stages, group, grid;
 };
 
-// What choose_config returns for the benchmark shapes on 132 SMs (README, "The configuration").
+// What choose_config returns for the benchmark shapes on 132 SMs (README, "The choice, printed").
 const Expected kExpected[] = {
     {{64, 2112, 7168}, 64, 16, Multicast::None, 16, 1, 132},
     {{64, 24576, 1536}, 64, 96, Multicast::None, 10, 1, 128},
@@ -95,7 +95,7 @@ TEST(Chapter11, TheRules) {
   // 128 x 144 fill 0.79.
   EXPECT_EQ(ch11::block_m_for({4096, 7168, 16384}), 256);
   EXPECT_EQ(ch11::block_m_for({129, 7168, 1024}), 128);
-  // No cluster (step 3; README, "What multicast is worth here"): not at the 256 x 128 tile either,
+  // No cluster (step 3; README, "The heuristic, step by step"): not at the 256 x 128 tile either,
   // where the tiles pair up along N and the override still reaches multicast on A.
   for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024},
                                gemm::Shape{4096, 7040, 16384}, gemm::Shape{4096, 2112, 7168},

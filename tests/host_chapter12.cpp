@@ -98,7 +98,7 @@ TEST(Chapter12, EverySplitVariantFitsTheBudget) {
 // What choose_config returns for the benchmark shapes on our H100 (README): a split of 2 over
 // 32-column tiles on the same 132 SMs where chapter 11's tiles are 16 wide (N = 2112), chapter 11's
 // configuration elsewhere; and a split where chapter 11 would leave more than half of the SMs idle
-// (shapes measured in the README, not benchmark shapes).
+// (shapes measured in NOTES.md, "The split, measured again (2026-11-24)", not benchmark shapes).
 TEST(Chapter12, ConfigurationOfTheBenchmarkShapes) {
   for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
     const ch12::Config c = ch12::choose_config(s);

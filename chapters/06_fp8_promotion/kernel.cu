@@ -14,7 +14,8 @@
 // for TMA: the producer copies it into the stage with cp.async, whose arrival completes the same
 // full barrier (common/ptx/cp_async.cuh), and the math threads read it from shared memory beside
 // scale A. (Loaded by every math thread from global memory one K block ahead, as this chapter
-// first did, it stalled them for the load's whole latency: README, "Scale B through the stage".)
+// first did, it stalled them for the load's whole latency: NOTES.md,
+// "8. Scale B through the stage (2026-11-24)".)
 //
 // Registers decide the tile: 128 accumulators plus 128 promoted values per thread would not fit
 // in 232, so BLOCK_N drops from 256 to 128 (64 + 64). But the accumulator now holds one K block
@@ -26,7 +27,8 @@
 // Promotion also puts the math warpgroup on the tensor core's critical path: between its wait and
 // its next wgmma it promotes, and only the other warpgroup's wgmmas cover that time. Everything
 // the kernel can do before the wgmmas (the scale reads, the descriptor arithmetic) is moved out of
-// that window. The README's cycle accounting measures each step.
+// that window (README, "Where the cycles go"). NOTES.md, "2. The cycle accounting of 2026-11-23",
+// measures each step.
 #include "chapters/04_swizzle_128b/swizzle.hpp"
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
 #include "chapters/06_fp8_promotion/promotion.hpp"
@@ -220,10 +222,11 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
-        // This block's scale products, read from the stage. With two sub-tiles, once the first one's
-        // wgmmas are issued: their shared-memory latency then hides behind the tensor core,
-        // delaying neither the issue nor the promotion. With one, before the issue: after it, ptxas
-        // interleaves the loads with the wgmmas and holds the second wgmma for them (README).
+        // This block's scale products, read from the stage. With two sub-tiles, once the first
+        // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+        // delaying neither the issue nor the promotion. With one, before the issue: after it,
+        // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+        // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
         float scale_lo[kSubtiles], scale_hi[kSubtiles];
         const auto read_scales = [&]() __attribute__((always_inline)) {
           const float* scale_a = smem_sa + stage * BLOCK_M;
@@ -244,7 +247,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           // if it has nothing to compute) every math thread arrives on the empty barrier, which
           // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
           // scales, read by every lane) before the copies that next overwrite it; one arrival per
-          // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
+          // warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's NOTES.md,
+          // "8. Scale B through the stage (2026-11-24)").
           const bool release = sub == kSubtiles - 1;
           if (!kAllLive && sub >= live_subtiles) {
             if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);

@@ -46,7 +46,7 @@ GEMM_HOST_DEVICE constexpr int subtile_row(int warpgroup, int sub) {
 
 // Calls f(std::true_type{}) if value, f(std::false_type{}) otherwise: a run-time flag turned into
 // a compile-time one. The kernel's K loop then exists twice, and the copy that nearly every tile
-// runs has no test of the flag in it (README, "The promotion's window in SASS").
+// runs has no test of the flag in it (NOTES.md, "4. The promotion's window in SASS (2026-11-24)").
 template <typename F>
 GEMM_HOST_DEVICE void dispatch_bool(bool value, F&& f) {
   if (value)
@@ -55,10 +55,10 @@ GEMM_HOST_DEVICE void dispatch_bool(bool value, F&& f) {
     f(std::false_type{});
 }
 
-// The K loop's walk over the ring (README, "The K loop unrolled by the ring"). Calls
-// body(kb, stage, phase) for kb = begin, ..., end - 1 in order, each with the ring position the
-// plain loop (`for (...; state.advance(kNumStages))`) would give it, and leaves `state` where that
-// loop would. Wherever the ring stands at stage 0 with a whole round still to go, the next
+// The K loop's walk over the ring (NOTES.md, "7. The K loop unrolled by the ring (2026-11-24)").
+// Calls body(kb, stage, phase) for kb = begin, ..., end - 1 in order, each with the ring position
+// the plain loop (`for (...; state.advance(kNumStages))`) would give it, and leaves `state` where
+// that loop would. Wherever the ring stands at stage 0 with a whole round still to go, the next
 // kNumStages calls are unrolled: in each copy of the body the stage is a constant, its barriers'
 // and tiles' addresses are immediates, and ptxas schedules the next stage's barrier test among
 // the promotion's FFMAs. Rings longer than kMaxUnrolledStages (the small tiles' 8 to 16 stages)

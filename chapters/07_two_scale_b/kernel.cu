@@ -224,10 +224,11 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
-        // This block's scale products, read from the stage. With two sub-tiles, once the first one's
-        // wgmmas are issued: their shared-memory latency then hides behind the tensor core,
-        // delaying neither the issue nor the promotion. With one, before the issue: after it, ptxas
-        // interleaves the loads with the wgmmas and holds the second wgmma for them (README).
+        // This block's scale products, read from the stage. With two sub-tiles, once the first
+        // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+        // delaying neither the issue nor the promotion. With one, before the issue: after it,
+        // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+        // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
         float scale_lo[kSubtiles], scale_hi[kSubtiles];
         float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
         const auto read_scales = [&]() __attribute__((always_inline)) {
@@ -251,7 +252,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           // if it has nothing to compute) every math thread arrives on the empty barrier, which
           // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
           // scales, read by every lane) before the copies that next overwrite it; one arrival per
-          // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
+          // warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's NOTES.md,
+          // "8. Scale B through the stage (2026-11-24)").
           const bool release = sub == kSubtiles - 1;
           if (!kAllLive && sub >= live_subtiles) {
             if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);

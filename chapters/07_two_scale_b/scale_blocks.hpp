@@ -142,7 +142,8 @@ GEMM_HOST_DEVICE bool dispatch_num_former_iters(int value, F& f, std::integer_se
 // happen for num_former_iters(n0, kBlockN) with n0 a multiple of kBlockN: num_former_iters_values
 // enumerates every value it takes, one period of n0 % 128 (tests/host_chapter07.cpp checks it
 // against every tile up to n0 = 2^33). So the kernels need not look at the result; a trap on false
-// was tried, and cost chapter 09 10% at 4096 x 2112 x 7168 (README of chapter 07, "Try this").
+// was tried, and cost chapters 07 to 11 10% to 15% at 4096 x 2112 x 7168 (NOTES.md of chapter 07,
+// "A device-side check of the dispatch, 2026-11-23").
 template <int kBlockN, typename F>
 GEMM_HOST_DEVICE bool dispatch_num_former_iters(int value, F&& f) {
   return detail::dispatch_num_former_iters<kBlockN>(

@@ -10,7 +10,8 @@
 // - empty barrier: initialised with 2 x the math warps; lane r of each math warp arrives on the
 //   barrier of the CTA of rank r (the kernel now has every math thread arrive on both CTAs'
 //   barriers, initialised with 2 x the math threads, for the memory model's sake (chapter 06's
-//   README); the model keeps one arrival per warp: the same protocol, counted per warp);
+//   NOTES.md, "8. Scale B through the stage (2026-11-24)"); the model keeps one arrival per warp:
+//   the same protocol, counted per warp);
 // - both sides walk the ring with ch05::PipelineState over the same tiles (ch10::cta_tile);
 // - mbarrier semantics as the PTX ISA gives them ("mbarrier" object contents; try_wait.parity): a
 //   phase completes when its pending arrivals and its tx-count are both zero, and the tx-count may

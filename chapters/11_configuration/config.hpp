@@ -4,23 +4,28 @@
 //
 // The heuristic, in order (every step is a function below, tested on DeepGEMM's 18 shapes):
 //
-// 1. BLOCK_M: 64 when M <= 64 (one math warpgroup: a 128-row tile would be half padding), else
-//    128 (two math warpgroups, chapters 05-09's tile).
+// 1. BLOCK_M: 64 when M <= 64 (one math warpgroup: a 128-row tile would be half padding), 128
+//    when M <= 128 (two math warpgroups, chapters 05-09's tile). Above that, 256 (chapter 06's
+//    two 64-row sub-tiles per math warpgroup), unless 128 rows fill the waves better by more than
+//    ch07::kTallTileMargin (0.1) of efficiency, each height at its own step-2 width (256 rows:
+//    96 or 128): chapter 07's choose_tile over this chapter's widths (block_m_for).
 // 2. BLOCK_N from kBlockNChoices: the fewest waves of tiles over the SMs, then the highest
 //    efficiency (useful multiply-adds / work of those waves: the last wave's occupancy and the
 //    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
-//    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the SMs: 4096 / 32 = 128
-//    tiles, 2112 / 16 = 132 tiles, one wave each.
+//    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the
+//    SMs: 4096 / 32 = 128 tiles, 2112 / 16 = 132 tiles, one wave each.
 // 3. Multicast: off. Chapter 10's 2-CTA clusters halve the L2 bytes of one operand, but the pair
 //    of CTAs waits on the slower of the two at every stage. With the promotion's turnaround as
 //    chapter 06 first had it they measured slower than no cluster at every tile this heuristic
 //    chooses; once chapter 06 shortened it, multicast on A at 256 x 128 gained 2-3% where K is
 //    long and this step took it there; since chapter 06 unrolled its K loop by the ring, no cluster
-//    is as fast or faster on every shape we timed (README, "Measured", 2026-11-24). The
-//    override below still reaches every multicast.
+//    is as fast or faster on every shape we timed (2026-11-24; NOTES.md,
+//    "Step 3, the multicast: off, then on A at 256 x 128, then off again"). The override below
+//    still reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
-//    the group from ch09::pick_group, windows of as many pairs as run at once (ch10::plan_clusters).
+//    the group from ch09::pick_group, windows of as many pairs as run at once
+//    (ch10::plan_clusters).
 //
 // Two overrides from the environment, for measuring the alternatives on one shape (the progression
 // benchmark's ablations force them too): CH11_BLOCK_M (64, 128 or 256) replaces step 1, and steps

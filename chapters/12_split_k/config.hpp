@@ -14,12 +14,12 @@
 // 1. Chapter 11's configuration (ch11::choose_config): the tile, its waves, its multicast.
 // 2. A split only where chapter 11's configuration leaves more than half of the SMs without a tile
 //    (its grid at most num_sms * kSplitBelowOccupancy), or where its tile is narrower than
-//    kSplitBelowBlockN columns. Measured on the H100 (README, "The split, measured again"): where
-//    chapter 11 runs 16 to 64 CTAs, the split gains 1.1x to 1.9x (64 x 512 x 16384: 23.3 us to
-//    12.6); where it runs 16-column tiles on 132 SMs (N = 2112), a split of 2 over 32-column tiles
-//    on the same 132 SMs gains 3% to 5%; where chapter 11's tiles are 32 to 64 wide on 112 to 128
-//    SMs, every split ties or loses (128 x 4096 x 7168: 355 TFLOPS against 362), its exchange
-//    costing about 1 to 1.5 us per tile.
+//    kSplitBelowBlockN columns. Measured on the H100 (NOTES.md,
+//    "The split, measured again (2026-11-24)"): where chapter 11 runs 16 to 64 CTAs, the split
+//    gains 1.1x to 1.9x (64 x 512 x 16384: 23.3 us to 12.6); where it runs 16-column tiles on 132
+//    SMs (N = 2112), a split of 2 over 32-column tiles on the same 132 SMs gains 3% to 5%; where
+//    chapter 11's tiles are 32 to 64 wide on 112 to 128 SMs, every split ties or loses
+//    (128 x 4096 x 7168: 355 TFLOPS against 362), its exchange costing about 1 to 1.5 us per tile.
 // 3. The split candidates: BLOCK_M 64 (M <= 64) or 128, every compiled (BLOCK_N, split) with at
 //    least kMinSplitStages stages, whose tiles fit in one wave of clusters (tiles <= the clusters
 //    of that size that run at once, ClusterFit), that keep at least as many SMs at work as chapter
@@ -38,9 +38,10 @@
 // with M <= BLOCK_M), each byte of B is loaded by one CTA, once, and nothing reads it again: the
 // producer loads B with L2's evict_first policy (b_evict_first). With more rows, the tiles of a
 // column of tiles read the same B, and a line of it is worth keeping: the default policy, as in
-// chapter 11. Measured on the H100 (README, "B read once"): after the benchmark's flush, which
-// leaves L2 full of dirty lines, 4% to 15% less time at ten of the twelve M = 64 and 128 shapes;
-// after a flush that leaves it clean, no change. Its override: CH12_EVICT_B (first or normal).
+// chapter 11. Measured on the H100 (NOTES.md, "B read once: the measurements (2026-11-25)"):
+// after the benchmark's flush, which leaves L2 full of dirty lines, 4% to 15% less time at ten of
+// the twelve M = 64 and 128 shapes; after a flush that leaves it clean, no change. Its override:
+// CH12_EVICT_B (first or normal).
 #pragma once
 
 #include <cstdint>
@@ -129,10 +130,11 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
 }
 
 inline constexpr int kSplitBlockN[] = {32, 64, 96, 128, 160};
-// Step 2 and 3's limits (measured, README): chapter 11's grid at most this share of the SMs, or its
-// tile narrower than this; a ring of at least this many stages (128 x 160 has 2, 128 x 128 4: at
-// 128 x 2112 x 7168 the 96-wide tile of 5 stages ran 218 TFLOPS, the 128-wide 211, the 160-wide
-// 178); slices of at least this many K blocks.
+// Step 2 and 3's limits (measured: NOTES.md, "The configuration: the rule with its measurements"):
+// chapter 11's grid at most this share of the SMs, or its tile narrower than this; a ring of at
+// least this many stages (128 x 160 has 2, 128 x 128 4: at 128 x 2112 x 7168 the 96-wide tile of 5
+// stages ran 218 TFLOPS, the 128-wide 211, the 160-wide 178); slices of at least this many K
+// blocks.
 inline constexpr double kSplitBelowOccupancy = 0.5;
 inline constexpr int kSplitBelowBlockN = 32;
 inline constexpr int kMinSplitStages = 5;

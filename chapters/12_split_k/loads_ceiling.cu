@@ -1,4 +1,4 @@
-// How near the last chapter's kernel is to its own data movement, at M = 64 and 128 (issue 18).
+// How near the last chapter's kernel is to its own data movement, at M = 64 and 128.
 //
 // For each shape, three things timed by the benchmark's method (common/timing.hpp: an 8 GB memset
 // before every run, CUDA events around the launch, then the kernel alone from CUPTI; median of

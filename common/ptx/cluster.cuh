@@ -44,7 +44,9 @@ __device__ __forceinline__ void cluster_sync() {
 // By the SASS (cuobjdump 13.0): cluster_sync is MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR,
 // UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL; this is UCGABAR_ARV, UCGABAR_WAIT, CCTL.IVALL. The traces
 // of chapter 12 measured 1.5 to 2 us from a CTA's first instruction to the end of cluster_sync at
-// its start, 0.3 us with this (chapter 10's README). Every thread must execute it, as cluster_sync.
+// its start, 0.3 us with this (chapter 10's NOTES.md,
+// "The start's cluster barrier, relaxed (2026-11-24)"). Every thread must execute it, as
+// cluster_sync.
 __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile(
       "barrier.cluster.arrive.relaxed;\n"

@@ -40,9 +40,10 @@ GEMM_HOST_DEVICE constexpr uint64_t encode(const MatrixDescriptor& d) {
 // The same descriptor with its start address moved on by `units` of 16 bytes. The address is the
 // descriptor's low 14 bits, in 16-byte units, and a shared-memory address stays below 256 KB, so
 // the sum never carries out of them: only the low 32-bit half changes (one 32-bit addition, where
-// building the descriptor again costs a mask, a shift and moves; chapter 06's README). For
-// start + 16 * units < 2^18, advance(encode({start, ...}), units) == encode({start + 16 * units,
-// ...}) (tests/host_chapter01.cpp).
+// building the descriptor again costs a mask, a shift and moves; chapter 06's NOTES.md,
+// "2. The cycle accounting of 2026-11-23"). For start + 16 * units < 2^18,
+// advance(encode({start, ...}), units) == encode({start + 16 * units, ...})
+// (tests/host_chapter01.cpp).
 GEMM_HOST_DEVICE constexpr uint64_t advance(uint64_t desc, uint32_t units) {
   return (desc & ~uint64_t(0xFFFFFFFFu)) | uint32_t(uint32_t(desc) + units);
 }
