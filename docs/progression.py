@@ -473,12 +473,12 @@ def chapters_block(run, chapter_dirs):
                      + (fmt(ours) if ours else "(one instruction)") + f" | {ratio} | "
                      + fmt(g.get(d, {}).get(SMALL_HEADLINE) if ours else None).replace("-", "")
                      + " |")
-    peers = [(PEER_NOTES[p], t[p][HEADLINE], g[p][SMALL_HEADLINE]) for p in
-             ("cublasLt-blk", "cublasLt-scalar") if p in t]
+    peers = [(label, t[p][HEADLINE], g[p][SMALL_HEADLINE]) for p, label in
+             (("cublasLt-blk", "cuBLASLt block-scaled, this run"),
+              ("cublasLt-scalar", "cuBLASLt per-tensor, this run")) if p in t]
     for name, figures in DEEPGEMM.items():
         small = figures[SMALL_HEADLINE] * 1000 * bytes_per_flop(SMALL_HEADLINE)
-        peers.append((f"{name}, on our H100 on 2026-11-26 (docs/method.md)", figures[HEADLINE],
-                      small))
+        peers.append((f"{name}, 2026-11-26 ([method](docs/method.md))", figures[HEADLINE], small))
     for name, big, small in peers:
         lines.append(f"| | peer | {name} | {fmt(big)} | | {fmt(small)} |")
     return "\n".join(lines) + "\n\n" + source_line(run, "docs/progression.md")
