@@ -62,6 +62,10 @@ void gemm_alternate(const gemm::GemmArgs&, cudaStream_t);
 void gemm_no_yield(const gemm::GemmArgs&, cudaStream_t);
 void gemm_no_reuse(const gemm::GemmArgs&, cudaStream_t);
 }  // namespace ch13
+namespace ch14 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);
+void gemm_f16(const gemm::GemmArgs&, cudaStream_t);
+}  // namespace ch14
 
 namespace gemm {
 
@@ -235,6 +239,20 @@ const std::vector<Chapter>& chapters() {
        .ablations = {{"alternate", ch13::gemm_alternate},
                      {"no_yield", ch13::gemm_no_yield},
                      {"no_reuse", ch13::gemm_no_reuse}}},
+      {.number = 14,
+       .dir = "14_warp_mma_sync",
+       .idea = "the pre-Hopper way on Hopper: cp.async stages, ldmatrix fragments, fp8 mma.sync "
+               "m16n8k32 (a side chapter)",
+       .launch = ch14::gemm,
+       // fp32 sums of exact fp8 products, one mma.sync (two f16 HMMAs on sm_90a) at a time: the
+       // arithmetic of chapter 00, within the same bound. Against chapters 02-05 only within the
+       // two bounds (tests/gpu_chapter14.cu): their tensor-core accumulator truncates.
+       .tolerance = fp32_cuda_cores,
+       .max_rel_diff = kRelDiffFp32,
+       .side = true,
+       // The operands converted to f16 once per stage, f16 mma.sync m16n8k16 on them: the same
+       // products, without the conversion that the e4m3 instruction does per warp on sm_90a.
+       .ablations = {{"operands=f16", ch14::gemm_f16}}},
   };
   return list;
 }
@@ -259,9 +277,10 @@ const Chapter* find_chapter(int number) {
 }
 
 const Chapter* previous_gemm(const Chapter& c) {
+  if (c.side) return find_chapter(0);
   const Chapter* prev = nullptr;
   for (const Chapter& p : chapters())
-    if (p.number < c.number && p.launch) prev = &p;
+    if (p.number < c.number && p.launch && !p.side) prev = &p;
   return prev;
 }
 

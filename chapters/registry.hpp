@@ -36,7 +36,11 @@ struct Chapter {
   // The error bound its arithmetic allows against the double-precision reference.
   Tolerance (*tolerance)(const Shape& s) = nullptr;
   double max_rel_diff = 0.0;
-  bool records_trace = false;            // fills GemmArgs::trace when given one (common/trace.hpp)
+  bool records_trace = false;  // fills GemmArgs::trace when given one (common/trace.hpp)
+  // A side chapter (chapter 14): outside the main line's diff chain. No chapter's predecessor is a
+  // side chapter, and a side chapter's predecessor is chapter 00, the reference whose arithmetic
+  // (fp32 sums of exact products) it shares; it is never bit for bit anything.
+  bool side = false;
   std::vector<Ablation> ablations = {};  // timed beside the chapter by the progression benchmark
 };
 
@@ -52,7 +56,8 @@ inline Scales scales_for(const Chapter& c) {
 std::vector<uint16_t> run_and_download(const Chapter& c, const DeviceProblem& dev);
 // nullptr when there is no such chapter.
 const Chapter* find_chapter(int number);
-// The nearest earlier chapter that is a GEMM, or nullptr.
+// The nearest earlier chapter that is a GEMM and not a side chapter, or nullptr; for a side
+// chapter, chapter 00 (the reference it is checked against).
 const Chapter* previous_gemm(const Chapter& c);
 
 }  // namespace gemm

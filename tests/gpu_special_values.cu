@@ -203,8 +203,10 @@ TEST_P(SpecialValues, ZeroScalesGiveExactZeros) {
 // at K = 16384 and +448 everywhere they return 2^31 for 3288334336. For those chapters and inputs
 // the test asserts the model's value bit for bit instead of the exact one, which is stricter than
 // any tolerance; the random-sign case and every other chapter are held to the exact value.
+// (Side chapter 14 uses mma.sync, which adds in fp32 after every instruction: held to the exact
+// value like the rest.)
 bool accumulates_all_k_in_tensor_core(const Chapter& ch) {
-  return ch.number >= 2 && !ch.applies_scales;
+  return ch.number >= 2 && !ch.applies_scales && !ch.side;
 }
 
 TEST_P(SpecialValues, LargestInputsStayFiniteAndExact) {

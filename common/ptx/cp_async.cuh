@@ -32,4 +32,26 @@ __device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
                : "memory");
 }
 
+// 16 bytes from global to shared memory (both 16-byte aligned), bypassing L1 (.cg), as chapter
+// 14's stages are filled. `valid` false copies nothing and writes 16 zero bytes (src-size 0): the
+// rows of a tile past the end of A or B (gmem_src must still be a valid address).
+__device__ __forceinline__ void cp_async_16_zfill(void* smem_dst, const void* gmem_src,
+                                                  bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem_dst)),
+               "l"(gmem_src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+// Closes a group of this thread's cp.async (PTX ISA "cp.async.commit_group").
+__device__ __forceinline__ void cp_async_commit_group() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N of this thread's committed groups are still in flight
+// (PTX ISA "cp.async.wait_group"). Other threads' copies need a barrier after it.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 }  // namespace ptx

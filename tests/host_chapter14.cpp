@@ -1,0 +1,197 @@
+// Chapter 14's arithmetic, no GPU: the fragment maps of mma.sync m16n8k32 (e4m3) and m16n8k16
+// (f16), what ldmatrix hands each lane, and the kernel's shared-memory tiles. The last tests run
+// ldmatrix in software on a stage filled the way the kernel fills it, and check that every lane
+// receives exactly the elements mma.sync expects of it.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "chapters/14_warp_mma_sync/fragments.hpp"
+
+namespace {
+
+using ch14::kLanes;
+using ch14::RowCol;
+
+// Every (lane, element) lands on a distinct cell of the rows x cols tile, and together they cover
+// it: the map is a bijection.
+void expect_bijection(const std::function<RowCol(int, int)>& map, int per_lane, int rows, int cols,
+                      const char* what) {
+  std::set<std::pair<int, int>> seen;
+  for (int lane = 0; lane < kLanes; ++lane)
+    for (int i = 0; i < per_lane; ++i) {
+      const RowCol p = map(lane, i);
+      ASSERT_TRUE(p.row >= 0 && p.row < rows && p.col >= 0 && p.col < cols)
+          << what << " lane " << lane << " element " << i;
+      EXPECT_TRUE(seen.insert({p.row, p.col}).second)
+          << what << ": (" << p.row << ", " << p.col << ") twice";
+    }
+  EXPECT_EQ(seen.size(), size_t(rows * cols)) << what;
+}
+
+TEST(Chapter14Fragments, EachMapCoversItsTileOnce) {
+  expect_bijection(ch14::a_e4m3, 16, 16, 32, "A e4m3");
+  expect_bijection(ch14::b_e4m3, 8, 32, 8, "B e4m3");
+  expect_bijection(ch14::a_f16, 8, 16, 16, "A f16");
+  expect_bijection(ch14::b_f16, 4, 16, 8, "B f16");
+  expect_bijection(ch14::c_f32, 4, 16, 8, "C f32");
+  // ldmatrix: one 8 x 8 matrix of b16 (two per lane), or of 8 x 16 bytes (four per lane).
+  expect_bijection(ch14::ldmatrix_b16, 2, 8, 8, "ldmatrix");
+  expect_bijection(ch14::ldmatrix_b16_trans, 2, 8, 8, "ldmatrix .trans");
+  expect_bijection(ch14::ldmatrix_bytes, 4, 8, 16, "ldmatrix as bytes");
+}
+
+// Spot checks against the PTX ISA figures ("Matrix Fragments for mma.m16n8k32", "... m16n8k16 with
+// floating point type"): lane 5 is groupID 1, threadID_in_group 1.
+TEST(Chapter14Fragments, MatchThePtxIsaFigures) {
+  // A e4m3, a8..a11 (register 2): row groupID, col threadID_in_group * 4 + (i & 3) + 16.
+  EXPECT_EQ(ch14::a_e4m3(5, 9).row, 1);
+  EXPECT_EQ(ch14::a_e4m3(5, 9).col, 21);
+  // a4..a7 (register 1): row groupID + 8.
+  EXPECT_EQ(ch14::a_e4m3(5, 4).row, 9);
+  EXPECT_EQ(ch14::a_e4m3(5, 4).col, 4);
+  // B e4m3, b4..b7: row (k) threadID_in_group * 4 + (i & 3) + 16, col (n) groupID.
+  EXPECT_EQ(ch14::b_e4m3(31, 7).row, 31);
+  EXPECT_EQ(ch14::b_e4m3(31, 7).col, 7);
+  // A f16, a6 a7 (register 3): row groupID + 8, col threadID_in_group * 2 + (i & 1) + 8.
+  EXPECT_EQ(ch14::a_f16(5, 7).row, 9);
+  EXPECT_EQ(ch14::a_f16(5, 7).col, 11);
+  // C: c2 c3 row groupID + 8, col threadID_in_group * 2 + (i & 1).
+  EXPECT_EQ(ch14::c_f32(5, 3).row, 9);
+  EXPECT_EQ(ch14::c_f32(5, 3).col, 3);
+}
+
+// The 8-bit fragments hold four consecutive k per register, and so does an ldmatrix register read
+// as bytes: the same lane, the same row, the same four bytes. That is why ldmatrix (a b16
+// instruction) serves fp8 operands without .trans or shuffles.
+TEST(Chapter14Fragments, LdmatrixBytesAreTheE4m3Registers) {
+  for (int lane = 0; lane < kLanes; ++lane)
+    for (int b = 0; b < 4; ++b) {
+      // A register 0: rows 0-7, k 0-15 of the fragment: ldmatrix's matrix 0.
+      EXPECT_EQ(ch14::a_e4m3(lane, b).row, ch14::ldmatrix_bytes(lane, b).row);
+      EXPECT_EQ(ch14::a_e4m3(lane, b).col, ch14::ldmatrix_bytes(lane, b).col);
+      // B register 0 (k, n) against ldmatrix of B stored n-major rows of k bytes.
+      EXPECT_EQ(ch14::b_e4m3(lane, b).col, ch14::ldmatrix_bytes(lane, b).row);
+      EXPECT_EQ(ch14::b_e4m3(lane, b).row, ch14::ldmatrix_bytes(lane, b).col);
+    }
+}
+
+TEST(Chapter14Tiles, SwizzlesAreBijections) {
+  std::set<uint32_t> fp8, f16;
+  for (int row = 0; row < ch14::BLOCK_M; ++row)
+    for (int k = 0; k < ch14::BLOCK_K; ++k) {
+      EXPECT_TRUE(fp8.insert(ch14::fp8_offset(row, k)).second) << row << ", " << k;
+      EXPECT_TRUE(f16.insert(ch14::f16_offset(row, k) / 2).second) << row << ", " << k;
+      EXPECT_EQ(ch14::f16_offset(row, k) % 2, 0u);
+    }
+  EXPECT_EQ(*fp8.rbegin(), ch14::kTileBytes - 1);
+  EXPECT_EQ(*f16.rbegin(), ch14::kF16TileBytes / 2 - 1);
+}
+
+// The 8 rows of one ldmatrix matrix: their 16-byte chunks fall in 8 different 16-byte groups of
+// banks (address % 128 / 16), so each matrix is one shared-memory wavefront.
+template <class Offset>
+void expect_conflict_free(Offset offset, int chunks_per_row, int elements_per_chunk,
+                          const char* what) {
+  for (int row0 = 0; row0 < ch14::BLOCK_M; row0 += 8)
+    for (int chunk = 0; chunk < chunks_per_row; ++chunk) {
+      std::set<uint32_t> groups;
+      for (int r = 0; r < 8; ++r)
+        groups.insert(offset(row0 + r, chunk * elements_per_chunk) % 128 / 16);
+      EXPECT_EQ(groups.size(), 8u) << what << " rows " << row0 << "+, chunk " << chunk;
+    }
+}
+
+TEST(Chapter14Tiles, LdmatrixReadsAreConflictFree) {
+  expect_conflict_free(ch14::fp8_offset, ch14::BLOCK_K / 16, 16, "fp8 stage");
+  expect_conflict_free(ch14::f16_offset, ch14::BLOCK_K / 8, 8, "f16 tile");
+  // Unswizzled 64-byte rows would not be: rows r and r + 2 share their banks.
+  std::set<uint32_t> plain;
+  for (int r = 0; r < 8; ++r) plain.insert(uint32_t(r * ch14::BLOCK_K) % 128 / 16);
+  EXPECT_EQ(plain.size(), 2u);
+}
+
+// Software ldmatrix.x4: lane l's register j holds 2 elements (or 4 bytes) starting at
+// 4 (l % 4) bytes into the row that lane 8 j + l / 4 pointed at.
+struct Stage {
+  std::vector<RowCol> at;  // the (row, k) each element of the tile came from, by address unit
+  explicit Stage(size_t units) : at(units, RowCol{-1, -1}) {}
+};
+
+// The kernel's e4m3 path: a stage filled through fp8_offset, fragments loaded with the lane
+// addresses of a_e4m3_ldmatrix_row and b_e4m3_ldmatrix_row, checked against a_e4m3 and b_e4m3 for
+// every warp, m16 tile, n8 tile and K step.
+TEST(Chapter14Kernel, LdmatrixDeliversTheE4m3Fragments) {
+  Stage tile(ch14::kTileBytes);
+  for (int row = 0; row < ch14::BLOCK_M; ++row)
+    for (int k = 0; k < ch14::BLOCK_K; ++k) tile.at[ch14::fp8_offset(row, k)] = {row, k};
+  for (int warp_row = 0; warp_row < ch14::BLOCK_M; warp_row += ch14::WARP_M)
+    for (int kk = 0; kk < ch14::BLOCK_K / 32; ++kk) {
+      for (int mt = 0; mt < ch14::WARP_M / 16; ++mt)
+        for (int lane = 0; lane < kLanes; ++lane)
+          for (int j = 0; j < 4; ++j)
+            for (int b = 0; b < 4; ++b) {
+              const RowCol src = ch14::a_e4m3_ldmatrix_row(8 * j + lane / 4);
+              const uint32_t addr =
+                  ch14::fp8_offset(warp_row + mt * 16 + src.row, kk * 32 + src.col) +
+                  4 * (lane % 4) + b;
+              const RowCol got = tile.at[addr], want = ch14::a_e4m3(lane, 4 * j + b);
+              EXPECT_EQ(got.row, warp_row + mt * 16 + want.row) << lane << " a" << j << "." << b;
+              EXPECT_EQ(got.col, kk * 32 + want.col) << lane << " a" << j << "." << b;
+            }
+      // B: the x4 covers two n8 tiles; registers 0, 1 the first tile's b0, b1, 2, 3 the second's.
+      for (int np = 0; np < ch14::WARP_N / 16; ++np)
+        for (int lane = 0; lane < kLanes; ++lane)
+          for (int j = 0; j < 4; ++j)
+            for (int b = 0; b < 4; ++b) {
+              const RowCol src = ch14::b_e4m3_ldmatrix_row(8 * j + lane / 4);
+              const uint32_t addr =
+                  ch14::fp8_offset(warp_row + np * 16 + src.row, kk * 32 + src.col) +
+                  4 * (lane % 4) + b;
+              const RowCol got = tile.at[addr];
+              const RowCol want = ch14::b_e4m3(lane, 4 * (j % 2) + b);  // (k, n)
+              EXPECT_EQ(got.row, warp_row + np * 16 + 8 * (j / 2) + want.col) << lane << " b" << j;
+              EXPECT_EQ(got.col, kk * 32 + want.row) << lane << " b" << j;
+            }
+    }
+}
+
+// The f16 variant: the converted tiles through f16_offset, k16 steps, a_f16 and b_f16.
+TEST(Chapter14Kernel, LdmatrixDeliversTheF16Fragments) {
+  Stage tile(ch14::kF16TileBytes / 2);
+  for (int row = 0; row < ch14::BLOCK_M; ++row)
+    for (int k = 0; k < ch14::BLOCK_K; ++k) tile.at[ch14::f16_offset(row, k) / 2] = {row, k};
+  for (int kk = 0; kk < ch14::BLOCK_K / 16; ++kk)
+    for (int t16 = 0; t16 < ch14::BLOCK_M / 16; ++t16)
+      for (int lane = 0; lane < kLanes; ++lane)
+        for (int j = 0; j < 4; ++j)
+          for (int e = 0; e < 2; ++e) {
+            const RowCol sa = ch14::a_f16_ldmatrix_row(8 * j + lane / 4);
+            const RowCol ga = tile.at[ch14::f16_offset(t16 * 16 + sa.row, kk * 16 + sa.col) / 2 +
+                                      2 * (lane % 4) + e];
+            const RowCol wa = ch14::a_f16(lane, 2 * j + e);
+            EXPECT_EQ(ga.row, t16 * 16 + wa.row);
+            EXPECT_EQ(ga.col, kk * 16 + wa.col);
+            const RowCol sb = ch14::b_f16_ldmatrix_row(8 * j + lane / 4);
+            const RowCol gb = tile.at[ch14::f16_offset(t16 * 16 + sb.row, kk * 16 + sb.col) / 2 +
+                                      2 * (lane % 4) + e];
+            const RowCol wb = ch14::b_f16(lane, 2 * (j % 2) + e);  // (k, n)
+            EXPECT_EQ(gb.row, t16 * 16 + 8 * (j / 2) + wb.col);
+            EXPECT_EQ(gb.col, kk * 16 + wb.row);
+          }
+}
+
+// The f16 variant's conversion writes k .. k + 7 of a row as one 16-byte chunk: f16_offset keeps
+// 8 consecutive k of a row contiguous, as fp8_offset keeps 16.
+TEST(Chapter14Tiles, ChunksStayContiguous) {
+  for (int row = 0; row < ch14::BLOCK_M; ++row)
+    for (int k = 0; k < ch14::BLOCK_K; ++k) {
+      EXPECT_EQ(ch14::fp8_offset(row, k), ch14::fp8_offset(row, k / 16 * 16) + k % 16);
+      EXPECT_EQ(ch14::f16_offset(row, k), ch14::f16_offset(row, k / 8 * 8) + 2 * (k % 8));
+    }
+}
+
+}  // namespace
