@@ -2,7 +2,8 @@
 # The main job: build every chapter, run the progression benchmark (every chapter and the cuBLASLt
 # peers over DeepGEMM's 18 shapes) and print the table.
 #
-#   ./run_all.sh            build + benchmark + docs/progression.md (and .png with matplotlib)
+#   ./run_all.sh            build the benchmark, run it, write docs/progression.md (and .png with
+#                           matplotlib) and the READMEs' generated blocks from it
 #   ./run_all.sh --tests    also every test (ctest: host tests, then the GPU tests in one group per
 #                           chapter and suite), a smoke run and a default-shape run of each chapter
 #                           binary, and the timelines of chapters 09 and 10
@@ -25,7 +26,8 @@
 #                           08-10 at 4096x7168x16384 (L2 hit rate, DRAM bytes; 09 and 10 in their
 #                           own tile order and in row-major, CH09_GROUP=1)
 #   ./run_all.sh --no-bench skip the progression benchmark (with --tests: tests only)
-#   ./run_all.sh --iters N  timed runs per kernel and shape (default 30)
+#   ./run_all.sh --iters N  timed runs per kernel and shape (default 30; the ablations 10, or
+#                           --ablation-iters N, passed to the benchmark)
 #
 # Logs and the benchmark JSON go to build/results; when $OUT is set (the GPU machine) the JSON, the
 # table, the chart and a tarball of the logs are copied there. The summary at the end gives each
@@ -62,14 +64,19 @@ note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
 started=$SECONDS
 took() { echo "$(($SECONDS - $1)) s"; }
 
+# The main job builds what it runs: the benchmark (with the library of every chapter's kernels and
+# chapter 13's cubins). --tests, --sanitizers and --ncu also run the chapter binaries and the tests:
+# then everything.
+targets=(--target progression)
+[ "$tests" = 1 ] || [ "$sanitizers" = 1 ] || [ "$ncu" = 1 ] && targets=()
 t0=$SECONDS
 cmake --preset release >"$results/configure.log" 2>&1 || { cat "$results/configure.log"; exit 1; }
-if ! cmake --build --preset release -j "$(nproc)" >"$results/build.log" 2>&1; then
+if ! cmake --build --preset release -j "$(nproc)" "${targets[@]}" >"$results/build.log" 2>&1; then
   grep -E "error|Error" "$results/build.log" | head -30
   echo "build failed: $results/build.log"
   exit 1
 fi
-note build "ok ($(took $t0))"
+note build "ok: ${targets[*]:-everything} ($(took $t0))"
 bin=build/release/bin
 
 # The chapter binaries, [0-9][0-9]_*, or those --chapters names.
@@ -204,7 +211,7 @@ t0=$SECONDS
   --benchmark_out_format=json "${extra[@]}" 2>&1 | tee "$results/progression.log"
 if [ "$bench" = 1 ] && [ -s "$results/progression.json" ]; then
   python3 docs/progression.py "$results/progression.json" --md docs/progression.md \
-    --png docs/progression.png
+    --png docs/progression.png --readmes
   note progression "docs/progression.md written ($(took $t0))"
 fi
 

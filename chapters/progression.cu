@@ -4,7 +4,12 @@
 // beside them. Google Benchmark reports and writes JSON; docs/progression.py turns the JSON into
 // docs/progression.md and a chart.
 //
-//   progression [--iters N] [--chapters 0,2,5] [Google Benchmark's flags]
+//   progression [--iters N] [--ablation-iters N] [--chapters 0,2,5] [Google Benchmark's flags]
+//
+// The chapters and the peers are timed over --iters runs (30), the ablations over --ablation-iters
+// (10: measured to give the same medians as 30 within the run-to-run spread; docs/method.md), and
+// no entry over more than about a second of runs (the reference kernel at M = 4096: a few runs of
+// 140 ms each). Each run is preceded by the 8 GB flush, so the runs are most of the benchmark's time.
 //   e.g. progression --benchmark_out=results.json --benchmark_filter=05_
 #include <benchmark/benchmark.h>
 
@@ -32,6 +37,11 @@ struct Resident {
 Resident g_resident;
 std::unique_ptr<L2Flusher> g_flusher;
 TimingOptions g_timing;
+TimingOptions g_ablation_timing = [] {
+  TimingOptions t;
+  t.runs = 10;
+  return t;
+}();
 
 const DeviceProblem& problem_for(const Shape& s) {
   if (!g_resident.problem || g_resident.shape.m != s.m || g_resident.shape.n != s.n ||
@@ -57,14 +67,13 @@ void record(benchmark::State& state, const Shape& s, const Timing& t) {
   state.counters["K"] = double(s.k);
 }
 
-// A chapter's kernel, or (an ablation's launch) one of its variations.
-void run_chapter(benchmark::State& state, LaunchFn launch, Shape s) {
+// A chapter's kernel, or (an ablation's launch, with its own timing options) one of its variations.
+void run_chapter(benchmark::State& state, LaunchFn launch, Shape s, const TimingOptions* timing) {
   const GemmArgs args = problem_for(s).args();
   for (auto _ : state) {
     try {
-      record(
-          state, s,
-          time_launch([&](cudaStream_t st) { launch(args, st); }, *g_flusher, nullptr, g_timing));
+      record(state, s,
+             time_launch([&](cudaStream_t st) { launch(args, st); }, *g_flusher, nullptr, *timing));
     } catch (const Error& e) {
       state.SkipWithError(e.what());
       break;
@@ -99,6 +108,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) {
       g_timing.runs = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--ablation-iters") && i + 1 < argc) {
+      g_ablation_timing.runs = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--chapters") && i + 1 < argc) {
       for (const char* p = argv[++i]; *p;) {
         only.insert(std::atoi(p));
@@ -118,6 +129,9 @@ int main(int argc, char** argv) {
   }
 
   g_timing.kernel_time = true;
+  g_timing.max_total_ms = 1000.0;
+  g_ablation_timing.kernel_time = true;
+  g_ablation_timing.max_total_ms = 1000.0;
   try {
     g_flusher = std::make_unique<L2Flusher>();
   } catch (const Error& e) {
@@ -128,7 +142,7 @@ int main(int argc, char** argv) {
     for (const Chapter& ch : chapters()) {
       if (!ch.launch || (!only.empty() && !only.count(ch.number))) continue;
       benchmark::RegisterBenchmark((std::string(ch.dir) + "/" + shape_name(s)).c_str(), run_chapter,
-                                   ch.launch, s)
+                                   ch.launch, s, &g_timing)
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
@@ -136,7 +150,7 @@ int main(int argc, char** argv) {
       for (const Ablation& a : ch.ablations)
         benchmark::RegisterBenchmark(
             (std::string(ch.dir) + "[" + a.name + "]/" + shape_name(s)).c_str(), run_chapter,
-            a.launch, s)
+            a.launch, s, &g_ablation_timing)
             ->Iterations(1)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
@@ -150,11 +164,12 @@ int main(int argc, char** argv) {
   }
   int bargc = int(rest.size());
   benchmark::Initialize(&bargc, rest.data());
-  benchmark::AddCustomContext("timing", "median of " + std::to_string(g_timing.runs) +
-                                            " runs, CUDA events around the launch (and the "
-                                            "kernels' own time from CUPTI: kernel_us), " +
-                                            std::to_string(g_flusher->bytes() >> 20) +
-                                            " MiB memset before each run");
+  benchmark::AddCustomContext(
+      "timing", "median of " + std::to_string(g_timing.runs) +
+                    " runs (the ablations: " + std::to_string(g_ablation_timing.runs) +
+                    "), CUDA events around the launch (and the "
+                    "kernels' own time from CUPTI: kernel_us), " +
+                    std::to_string(g_flusher->bytes() >> 20) + " MiB memset before each run");
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
     benchmark::AddCustomContext(

@@ -93,6 +93,16 @@ def load(path):
     return data.get("context", {}), order, ablations, rows, shapes
 
 
+# Side chapters: outside the main line (not its "last chapter", not in its chain of previous
+# chapters), each compared with the main-line chapter named here.
+SIDE_CHAPTERS = {"14": "02"}
+
+
+def is_main(name):
+    """A chapter of the main line (not a side chapter such as 14, the warp-level road)."""
+    return is_chapter(name) and name[:2] not in SIDE_CHAPTERS
+
+
 def is_chapter(name):
     """A chapter's own row ("10_tma_multicast"), not a peer or an ablation ("...[multicast=A]")."""
     return name[:2].isdigit() and "[" not in name
@@ -126,7 +136,7 @@ def against_best_peer(order, rows, shapes, field=0, deepgemm=None):
     beside it. field 0: by the events, against DeepGEMM's events; 3: by the kernels' own time,
     against DeepGEMM's kernel-only times."""
     deepgemm = DEEPGEMM if deepgemm is None else deepgemm
-    chapters = [r for r in order if is_chapter(r)]
+    chapters = [r for r in order if is_main(r)]
     if not chapters:
         return ""
     last = chapters[-1]
@@ -163,7 +173,9 @@ def ablation_table(order, ablations, rows, shapes):
         cols = [a for a in ablations if a.startswith(chapter + "[")]
         if not cols:
             continue
-        before = [r for r in order if is_chapter(r) and r < chapter]
+        before = [r for r in order if is_main(r) and r < chapter]
+        if not is_main(chapter):
+            before = [r for r in order if r[:2] == SIDE_CHAPTERS[chapter[:2]]]
         first = before[-1:] + cols + [chapter]
         names = [c[len(chapter):] if c in cols else c for c in first]
         out += [f"### {chapter}", "",
@@ -282,7 +294,7 @@ def chart(order, rows, shapes, path):
 def line_chart(ax, order, rows):
     """The progression on the headline shape: chapters on the x axis, the peers as horizontal
     lines (this run's cuBLASLt solid; DeepGEMM from docs/method.md dashed and dotted)."""
-    chapters = [r for r in order if is_chapter(r) and tflops(rows, r, HEADLINE)]
+    chapters = [r for r in order if is_main(r) and tflops(rows, r, HEADLINE)]
     xs = [int(r[:2]) for r in chapters]
     ys = [tflops(rows, r, HEADLINE) for r in chapters]
     ax.plot(xs, ys, marker="o", color="black", label="chapters (this run)")
@@ -331,6 +343,7 @@ IDEAS = {
     "11": "tile, stages and multicast chosen per shape",
     "12": "split-K across a cluster through distributed shared memory",
     "13": "FFMA yield and reuse bits rewritten in the SASS",
+    "14": "side road: warp-level mma.sync and ldmatrix; why Hopper needs wgmma",
 }
 
 
@@ -393,10 +406,15 @@ def parse_markdown(path):
 
 
 def chapter_rows(run):
-    return [r for r in run["tflops"] if is_chapter(r)]
+    """The main line's chapters in the run (side chapters left out)."""
+    return [r for r in run["tflops"] if is_main(r)]
 
 
 def previous_chapter(run, name):
+    """The chapter a chapter is compared with: the one before it on the main line, or the one a
+    side chapter names (SIDE_CHAPTERS)."""
+    if is_chapter(name) and not is_main(name):
+        return next((r for r in run["tflops"] if r[:2] == SIDE_CHAPTERS[name[:2]]), None)
     rows = chapter_rows(run)
     return rows[rows.index(name) - 1] if name in rows and rows.index(name) > 0 else None
 
@@ -470,7 +488,8 @@ def chapters_block(run, chapter_dirs):
         prev = previous_chapter(run, d)
         ratio = f"x{ours / t[prev][HEADLINE]:.2f}" if prev and ours else ""
         lines.append(f"| {n} | [{d[3:].replace('_', ' ')}](chapters/{d}) | {IDEAS.get(n, '')} | "
-                     + (fmt(ours) if ours else "(one instruction)") + f" | {ratio} | "
+                     + (fmt(ours) if ours else "(one instruction)" if n == "01" else
+                        "(not in this run)") + f" | {ratio} | "
                      + fmt(g.get(d, {}).get(SMALL_HEADLINE) if ours else None).replace("-", "")
                      + " |")
     peers = [(label, t[p][HEADLINE], g[p][SMALL_HEADLINE]) for p, label in
@@ -507,7 +526,7 @@ def standing_block(run):
             text += f" {len(shapes) - len(behind)} of {len(shapes)}"
             if behind:
                 text += " (behind at " + ", ".join(
-                    f"{pretty(s)}, x{ours[s] / figures[s]:.2f}" for s in behind) + ")"
+                    f"{pretty(s)} by {100 * (1 - ours[s] / figures[s]):.1f}%" for s in behind) + ")"
             verdicts.append(text)
         out.append(f"- {label}, chapter {last[:2]} is at or above " + "; ".join(verdicts) + ".")
     small = run["gbps"][last].get(SMALL_HEADLINE)

@@ -2,13 +2,17 @@
 // we know and on a cubin the build compiles (chapters/13_ffma_interleave/example.cu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "chapters/12_split_k/config.hpp"
 #include "chapters/13_ffma_interleave/control_bits.hpp"
 #include "chapters/13_ffma_interleave/cubin.hpp"
 #include "chapters/13_ffma_interleave/draw.hpp"
@@ -235,23 +239,50 @@ TEST(Chapter13, RefusesAnyOtherChange) {
   refused(c);
 }
 
-// The build's copies of chapter 12's cubin (chapters/CMakeLists.txt): each is the original
-// rewritten by its pattern, and nothing else.
+// The build's copies of chapter 12's cubins, one per share of its variants
+// (chapters/CMakeLists.txt): each is the original rewritten by its pattern, and nothing else.
 TEST(Chapter13, TheBuildsRewrittenCubins) {
   const std::string dir = CH13_CUBIN_DIR;
-  const ch13::Cubin original = ch13::parse_cubin(ch13::read_file(dir + "/12_split_k.cubin"));
-  for (const ch13::Pattern p : ch13::kPatterns) {
-    const ch13::Cubin built =
-        ch13::parse_cubin(ch13::read_file(dir + "/12_split_k." + ch13::name(p) + ".cubin"));
-    ch13::Cubin expected = original;
-    const uint64_t changed = ch13::rewrite(expected, p);
-    EXPECT_EQ(built.bytes, expected.bytes) << ch13::name(p);
-    EXPECT_NO_THROW(ch13::verify_rewrite(original, built)) << ch13::name(p);
-    if (p == ch13::Pattern::Original)
-      EXPECT_EQ(changed, 0u);
-    else
-      EXPECT_GT(changed, 1000u) << ch13::name(p);
+  uint64_t changed[std::size(ch13::kPatterns)] = {};
+  for (int share = 0; share < CH13_CUBIN_SHARES; ++share) {
+    const std::string stem = dir + "/12_split_k." + std::to_string(share);
+    const ch13::Cubin original = ch13::parse_cubin(ch13::read_file(stem + ".cubin"));
+    for (size_t i = 0; i < std::size(ch13::kPatterns); ++i) {
+      const ch13::Pattern p = ch13::kPatterns[i];
+      const ch13::Cubin built =
+          ch13::parse_cubin(ch13::read_file(stem + "." + ch13::name(p) + ".cubin"));
+      ch13::Cubin expected = original;
+      changed[i] += ch13::rewrite(expected, p);
+      EXPECT_EQ(built.bytes, expected.bytes) << ch13::name(p) << " share " << share;
+      EXPECT_NO_THROW(ch13::verify_rewrite(original, built)) << ch13::name(p) << " share " << share;
+    }
   }
+  for (size_t i = 0; i < std::size(ch13::kPatterns); ++i) {
+    if (ch13::kPatterns[i] == ch13::Pattern::Original)
+      EXPECT_EQ(changed[i], 0u);
+    else
+      EXPECT_GT(changed[i], 1000u) << ch13::name(ch13::kPatterns[i]);
+  }
+}
+
+// Chapter 13 rewrites exactly the code that chapter 12 runs: the cubins are the ones the library's
+// compilation of chapter 12's shares embedded (nvcc --keep), every kernel of chapter 12 is in
+// exactly one of them (two per variant: untraced and traced), and each share's cubin appears,
+// byte for byte, in the object file linked into the program.
+TEST(Chapter13, TheCubinsAreTheLinkedCode) {
+  const std::string dir = CH13_CUBIN_DIR;
+  std::map<std::string, int> kernels;
+  for (int share = 0; share < CH13_CUBIN_SHARES; ++share) {
+    const std::vector<uint8_t> cubin =
+        ch13::read_file(dir + "/12_split_k." + std::to_string(share) + ".cubin");
+    for (const ch13::Section& s : ch13::parse_cubin(cubin).kernels()) ++kernels[s.name];
+    const std::vector<uint8_t> object =
+        ch13::read_file(CH12_SHARE_OBJECT_DIR "/variants_" + std::to_string(share) + ".cu.o");
+    EXPECT_NE(std::search(object.begin(), object.end(), cubin.begin(), cubin.end()), object.end())
+        << "share " << share << ": its cubin is not the code in its object file";
+  }
+  EXPECT_EQ(kernels.size(), 2u * ch12::kNumVariants);
+  for (const auto& [name, count] : kernels) EXPECT_EQ(count, 1) << name;
 }
 
 // The picture: a cell per FFMA of the run per pattern, "r" where a reuse flag is set.

@@ -315,10 +315,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
-          // This block's scale products, read from the stage. With two sub-tiles, once the first one's
-          // wgmmas are issued: their shared-memory latency then hides behind the tensor core,
-          // delaying neither the issue nor the promotion. With one, before the issue: after it, ptxas
-          // interleaves the loads with the wgmmas and holds the second wgmma for them (README).
+          // This block's scale products, read from the stage. With two sub-tiles, once the first
+          // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+          // delaying neither the issue nor the promotion. With one, before the issue: after it,
+          // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+          // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
           float scale_lo[kSubtiles], scale_hi[kSubtiles];
           float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
           const auto read_scales = [&]() __attribute__((always_inline)) {
@@ -342,7 +343,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
             // if it has nothing to compute) every math thread arrives on the empty barrier, which
             // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
             // scales, read by every lane) before the copies that next overwrite it; one arrival per
-            // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
+            // warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's NOTES.md,
+            // "8. Scale B through the stage (2026-11-24)").
             // With multicast, every math thread arrives on the barrier of each CTA of the
             // cluster: both CTAs' producers write this stage of this CTA, and wait for its release.
             const auto release = [&] {
@@ -482,17 +484,23 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
                ch09::group_from_environment(c.group, "chapter 11"));
 }
 
+// launch_tile for variant I of kVariants. One kernel per variant, a hundred and more, take minutes
+// to compile one after another, so this file is compiled several times (chapters/CMakeLists.txt):
+// once as itself, for the host code below, which only declares launch_variant; and once per share
+// of the variants, with GEMM_VARIANT_SHARD set, where the end of the file defines launch_variant
+// and compiles it for every I equal to the share modulo GEMM_VARIANT_SHARDS. The shares build in
+// parallel; the machine code of each kernel is the same as in one translation unit.
+template <size_t I>
+void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream);
+
+#ifndef GEMM_VARIANT_SHARD
+
 // Launches the variant the configuration names: one comparison per compiled variant.
 template <size_t... I>
 void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream,
                    std::index_sequence<I...>) {
   const bool launched =
-      ((c.variant == kVariants[I]
-            ? (launch_tile<kVariants[I].block_m, kVariants[I].block_n, kVariants[I].multicast>(
-                   args, c, stream),
-               true)
-            : false) ||
-       ...);
+      ((c.variant == kVariants[I] ? (launch_variant<I>(args, c, stream), true) : false) || ...);
   if (!launched)
     throw gemm::UnsupportedError("chapter 11: no kernel compiled for the configuration (" +
                                  describe(args.shape, c) + ")");
@@ -570,5 +578,29 @@ std::string describe_config(const gemm::Shape& s) {
   c.group = ch09::group_from_environment(c.group, "chapter 11");  // as the launch takes it
   return describe(s, c) + (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
+
+#else  // GEMM_VARIANT_SHARD: one share of the variants, and nothing else.
+
+template <size_t I>
+void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
+  launch_tile<kVariants[I].block_m, kVariants[I].block_n, kVariants[I].multicast>(args, c, stream);
+}
+
+// The share's variants, compiled by taking their addresses in a table that the explicit
+// instantiation below makes the compiler emit.
+template <class Indices>
+struct VariantShare;
+template <size_t... J>
+struct VariantShare<std::index_sequence<J...> > {
+  static void (*const launches[sizeof...(J)])(const gemm::GemmArgs&, const Config&, cudaStream_t);
+};
+template <size_t... J>
+void (*const VariantShare<std::index_sequence<J...> >::launches[sizeof...(J)])(
+    const gemm::GemmArgs&, const Config&,
+    cudaStream_t) = {&launch_variant<J * GEMM_VARIANT_SHARDS + GEMM_VARIANT_SHARD>...};
+template struct VariantShare<std::make_index_sequence<
+    (kNumVariants - GEMM_VARIANT_SHARD + GEMM_VARIANT_SHARDS - 1) / GEMM_VARIANT_SHARDS> >;
+
+#endif  // GEMM_VARIANT_SHARD
 
 }  // namespace ch11

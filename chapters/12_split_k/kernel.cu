@@ -14,10 +14,11 @@
 //   bits; it arrives on every CTA's "read" barrier, which a CTA waits on before it sends its next
 //   tile's sums over the old;
 // - the epilogue is chapter 08's, each CTA storing its own columns.
-// Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where chapter 11 leaves
-// more than half of the SMs without a tile, or runs tiles narrower than 32 columns (elsewhere the
-// split measured slower: README), and there picks, among the splits that keep at least chapter 11's
-// SMs at work, the tile and split that move the fewest bytes per SM.
+// Split 1 is chapter 11's kernel. The configuration (config.hpp) splits only where chapter 11
+// leaves more than half of the SMs without a tile, or runs tiles narrower than 32 columns
+// (elsewhere the split measured slower: NOTES.md, "The split, measured again (2026-11-24)"), and
+// there picks, among the splits that keep at least chapter 11's SMs at work, the tile and split
+// that move the fewest bytes per SM.
 //
 // The chapter's second change: where there is one row of tiles, every byte of B is read by one CTA,
 // once, and the producer loads B with L2's evict_first policy (b_evict_first, config.hpp), so that
@@ -367,10 +368,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
           ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
 
-          // This block's scale products, read from the stage. With two sub-tiles, once the first one's
-          // wgmmas are issued: their shared-memory latency then hides behind the tensor core,
-          // delaying neither the issue nor the promotion. With one, before the issue: after it, ptxas
-          // interleaves the loads with the wgmmas and holds the second wgmma for them (README).
+          // This block's scale products, read from the stage. With two sub-tiles, once the first
+          // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+          // delaying neither the issue nor the promotion. With one, before the issue: after it,
+          // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+          // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
           float scale_lo[kSubtiles], scale_hi[kSubtiles];
           float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
           const auto read_scales = [&]() __attribute__((always_inline)) {
@@ -394,7 +396,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
             // if it has nothing to compute) every math thread arrives on the empty barrier, which
             // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
             // scales, read by every lane) before the copies that next overwrite it; one arrival per
-            // warp, by lane 0, orders lane 0's only (chapter 06's README, racecheck).
+            // warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's NOTES.md,
+            // "8. Scale B through the stage (2026-11-24)").
             // With multicast, every math thread arrives on the barrier of each CTA of the
             // cluster: both CTAs' producers write this stage of this CTA, and wait for its release.
             const auto release = [&] {
@@ -576,7 +579,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   // Their stores have all landed once this CTA's wait on "written" has returned (the barrier counts
   // their bytes), and their arrivals on "read" once its waits on it have (the last tile sends
   // none). So the split's arrival needs no release, and its GPU-wide MEMBAR (ptx/cluster.cuh) went:
-  // 1.0 to 1.5 us less at the end of each CTA (README).
+  // 1.0 to 1.5 us less at the end of each CTA (NOTES.md, "The split, measured again (2026-11-24)").
   if constexpr (kSplit > 1)
     ptx::cluster_sync_relaxed();
   else if constexpr (kClusterSize > 1)
@@ -611,18 +614,27 @@ void launch_tile(const gemm::GemmArgs& args, const Config& c, cudaStream_t strea
                ch09::group_from_environment(c.group, "chapter 12"), c.b_evict_first);
 }
 
+// launch_tile for variant I of variant_at. One kernel per variant, a hundred and more, take minutes
+// to compile one after another, so this file is compiled several times (chapters/CMakeLists.txt):
+// once as itself, for the host code below, which only declares launch_variant; and once per share
+// of the variants, with GEMM_VARIANT_SHARD set, where the end of the file defines launch_variant
+// and compiles it for every I equal to the share modulo GEMM_VARIANT_SHARDS. The shares build in
+// parallel; the machine code of each kernel is the same as in one translation unit.
+template <size_t I>
+void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream);
+// gemm::max_active_clusters of variant I's kernel (untraced), defined with launch_variant.
+template <size_t I>
+int max_active_clusters(const gemm::LaunchConfig& launch);
+
+#ifndef GEMM_VARIANT_SHARD
+
 // Launches the variant the configuration names: one comparison per compiled variant.
 template <size_t... I>
 void launch_config(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream,
                    std::index_sequence<I...>) {
   const Variant v = variant_of(c);
   const bool launched =
-      ((v == variant_at(I)
-            ? (launch_tile<variant_at(I).block_m, variant_at(I).block_n, variant_at(I).multicast,
-                           variant_at(I).split>(args, c, stream),
-               true)
-            : false) ||
-       ...);
+      ((v == variant_at(I) ? (launch_variant<I>(args, c, stream), true) : false) || ...);
   if (!launched)
     throw gemm::UnsupportedError("chapter 12: no kernel compiled for the configuration (" +
                                  describe(args.shape, c) + ")");
@@ -637,8 +649,7 @@ void ask_cluster_fit(ClusterFit& fit) {
   using Tile = TileConfig<v.block_m, v.block_n, v.split>;
   const gemm::LaunchConfig launch{dim3(v.split), Tile::kNumThreads, Tile::kSmemBytes, nullptr,
                                   unsigned(v.split)};
-  const int clusters = gemm::max_active_clusters(
-      "chapter 12", gemm_kernel<v.block_m, v.block_n, Multicast::None, v.split, false>, launch);
+  const int clusters = max_active_clusters<ch11::kNumVariants + I>(launch);
   fit.clusters[v.split] = std::min(fit.clusters[v.split], clusters);
 }
 template <size_t... I>
@@ -742,5 +753,41 @@ std::string describe_config(const gemm::Shape& s) {
   return describe(s, configured(s)) +
          (num_sms == kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
 }
+
+#else  // GEMM_VARIANT_SHARD: one share of the variants, and nothing else.
+
+template <size_t I>
+void launch_variant(const gemm::GemmArgs& args, const Config& c, cudaStream_t stream) {
+  constexpr Variant v = variant_at(I);
+  launch_tile<v.block_m, v.block_n, v.multicast, v.split>(args, c, stream);
+}
+template <size_t I>
+int max_active_clusters(const gemm::LaunchConfig& launch) {
+  constexpr Variant v = variant_at(I);
+  return gemm::max_active_clusters(
+      "chapter 12", gemm_kernel<v.block_m, v.block_n, v.multicast, v.split, false>, launch);
+}
+
+// The share's variants, compiled by taking their addresses in a table that the explicit
+// instantiation below makes the compiler emit.
+template <class Indices>
+struct VariantShare;
+template <size_t... J>
+struct VariantShare<std::index_sequence<J...> > {
+  static void (*const launches[sizeof...(J)])(const gemm::GemmArgs&, const Config&, cudaStream_t);
+  static int (*const fits[sizeof...(J)])(const gemm::LaunchConfig&);
+};
+template <size_t... J>
+void (*const VariantShare<std::index_sequence<J...> >::launches[sizeof...(J)])(
+    const gemm::GemmArgs&, const Config&,
+    cudaStream_t) = {&launch_variant<J * GEMM_VARIANT_SHARDS + GEMM_VARIANT_SHARD>...};
+template <size_t... J>
+int (*const VariantShare<std::index_sequence<J...> >::fits[sizeof...(J)])(
+    const gemm::LaunchConfig&) = {
+    &max_active_clusters<J * GEMM_VARIANT_SHARDS + GEMM_VARIANT_SHARD>...};
+template struct VariantShare<std::make_index_sequence<
+    (kNumVariants - GEMM_VARIANT_SHARD + GEMM_VARIANT_SHARDS - 1) / GEMM_VARIANT_SHARDS> >;
+
+#endif  // GEMM_VARIANT_SHARD
 
 }  // namespace ch12

@@ -1,8 +1,9 @@
 // Chapter 13: chapter 12's kernels, launched from a copy of their machine code whose FFMAs carry
-// other yield and reuse bits (rewrite.hpp). The build compiles chapter 12's kernel.cu to a cubin
-// and rewrites it once per pattern with sass_rewrite (chapters/CMakeLists.txt); this file loads
-// those cubins with the driver API and has common/launch.hpp launch their kernels in place of the
-// ones linked into the program. Nothing else differs from chapter 12: the configuration, the tensor
+// other yield and reuse bits (rewrite.hpp). The build keeps the cubins that the compilation of
+// chapter 12's kernel.cu embeds in the program, one per share of its variants, and rewrites each
+// once per pattern with sass_rewrite (chapters/CMakeLists.txt); this file loads those cubins with
+// the driver API and has common/launch.hpp launch their kernels in place of the ones linked into
+// the program. Nothing else differs from chapter 12: the configuration, the tensor
 // maps, the grid and the arguments are chapter 12's own, so D must be chapter 12's, bit for bit.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,18 +33,21 @@ namespace ch13 {
 
 namespace {
 
-// Where the build writes the rewritten cubins (CH13_CUBIN_DIR: chapters/CMakeLists.txt).
-std::string cubin_file(Pattern p) {
-  return std::string(CH13_CUBIN_DIR) + "/12_split_k." + name(p) + ".cubin";
+// Where the build writes the rewritten cubins, one per share of chapter 12's variants
+// (CH13_CUBIN_DIR, CH13_CUBIN_SHARES: chapters/CMakeLists.txt).
+constexpr int kShares = CH13_CUBIN_SHARES;
+std::string cubin_file(int share, Pattern p) {
+  return std::string(CH13_CUBIN_DIR) + "/12_split_k." + std::to_string(share) + "." + name(p) +
+         ".cubin";
 }
 
 struct Loaded {
-  CUmodule module = nullptr;
+  CUmodule modules[kShares] = {};
   std::map<const void*, CUfunction> functions;  // chapter 12's kernel -> its rewritten copy
 };
 
 // The rewritten copy of `kernel` (one of chapter 12's): the function of the same mangled name in
-// the pattern's cubin, loaded once per device into the runtime's context.
+// the pattern's cubins (it is in one of them), loaded once per device into the runtime's context.
 CUfunction lookup(Pattern p, const void* kernel) {
   using ModuleLoadData = CUresult (*)(CUmodule*, const void*);
   using ModuleGetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
@@ -65,22 +69,29 @@ CUfunction lookup(Pattern p, const void* kernel) {
   const std::lock_guard<std::mutex> lock(mutex);
   Loaded& l = loaded[{device, p}];
   if (auto it = l.functions.find(kernel); it != l.functions.end()) return it->second;
-  if (l.module == nullptr) {
+  for (int share = 0; share < kShares; ++share) {
+    if (l.modules[share] != nullptr) continue;
     std::vector<uint8_t> bytes;
     try {
-      bytes = read_file(cubin_file(p));
+      bytes = read_file(cubin_file(share, p));
     } catch (const std::runtime_error& e) {
       throw gemm::Error(std::string("chapter 13: the rewritten kernels are missing (") + e.what() +
-                        "): build the chapters target, which writes them");
+                        "): build the chapter13_cubins target, which writes them");
     }
-    CU_CHECK(load_data(&l.module, bytes.data()));
+    CU_CHECK(load_data(&l.modules[share], bytes.data()));
   }
   const char* mangled = nullptr;
   CU_CHECK(get_name(&mangled, reinterpret_cast<CUfunction>(linked)));
-  CUfunction f = nullptr;
-  CU_CHECK(get_function(&f, l.module, mangled));
-  l.functions[kernel] = f;
-  return f;
+  for (CUmodule module : l.modules) {
+    CUfunction f = nullptr;
+    const CUresult r = get_function(&f, module, mangled);
+    if (r == CUDA_ERROR_NOT_FOUND) continue;
+    CU_CHECK(r);
+    l.functions[kernel] = f;
+    return f;
+  }
+  throw gemm::Error(std::string("chapter 13: no rewritten copy of ") + mangled + " in " +
+                    CH13_CUBIN_DIR + "/12_split_k.*." + name(p) + ".cubin");
 }
 
 }  // namespace
@@ -119,25 +130,28 @@ void gemm_no_reuse(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 // For the binary's --draw: the first run of FFMAs of the 256 x 128 kernel (the headline shape's)
-// under each pattern, read from the build's unrewritten cubin.
+// under each pattern, read from the build's unrewritten cubins.
 void draw_runs(const std::string& path) {
-  const std::string file = cubin_file(Pattern::Original);
-  const Cubin c = parse_cubin(read_file(file));
-  for (const Section& s : c.kernels()) {
-    if (s.name.find("gemm_kernelILi256ELi128ELN4ch109MulticastE0ELi1ELb0") == std::string::npos)
-      continue;
-    const std::vector<Run> runs = ffma_runs(c, s);
-    if (runs.empty()) break;
-    draw_run(c, s, runs[0],
-             "chapter 12's 256 x 128 kernel, its first run of FFMAs, under each pattern", path);
-    return;
+  for (int share = 0; share < kShares; ++share) {
+    const Cubin c = parse_cubin(read_file(cubin_file(share, Pattern::Original)));
+    for (const Section& s : c.kernels()) {
+      if (s.name.find("gemm_kernelILi256ELi128ELN4ch109MulticastE0ELi1ELb0") == std::string::npos)
+        continue;
+      const std::vector<Run> runs = ffma_runs(c, s);
+      if (runs.empty()) break;
+      draw_run(c, s, runs[0],
+               "chapter 12's 256 x 128 kernel, its first run of FFMAs, under each pattern", path);
+      return;
+    }
   }
-  throw gemm::Error("chapter 13: no run of FFMAs in the 256 x 128 kernel of " + file);
+  throw gemm::Error("chapter 13: no run of FFMAs in the 256 x 128 kernel of " +
+                    std::string(CH13_CUBIN_DIR) + "/12_split_k.*.original.cubin");
 }
 
 // For the binary's --print-config: chapter 12's configuration, and where the code comes from.
 std::string describe_config(const gemm::Shape& s) {
-  return ch12::describe_config(s) + "; machine code from " + cubin_file(Pattern::Original);
+  return ch12::describe_config(s) + "; machine code from " + CH13_CUBIN_DIR +
+         "/12_split_k.*.original.cubin";
 }
 
 }  // namespace ch13
