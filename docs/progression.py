@@ -431,7 +431,8 @@ def source_line(run, link):
 def headline_block(run, name, link):
     t, g = run["tflops"], run["gbps"]
     if name not in t:
-        return "(Not timed: the chapter is one instruction, not a GEMM.)"
+        return ("(Not timed: the chapter is one instruction, not a GEMM.)" if name[:2] == "01" else
+                "(Not in the committed run yet: " + source_line(run, link) + ")")
     prev = previous_chapter(run, name)
     parts = []
     for shape, table, unit in ((HEADLINE, t, "TFLOPS"), (SMALL_HEADLINE, g, "GB/s")):
@@ -465,10 +466,10 @@ def table_block(run, name, shapes, link):
             row = ablation["rows"].get(s)
             for c in abl_cols:
                 cells.append(fmt(row[ablation["columns"].index(c)] if row else None))
-        cells.append(f"**{fmt(run['tflops'][name].get(s))}**")
+        cells.append(f"**{fmt(run['tflops'].get(name, {}).get(s))}**")
         cells.append(fmt(best_cublaslt(run, "tflops", s)))
         cells.append(fmt(DEEPGEMM["DeepGEMM 2.6.1"].get(s)))
-        cells.append(fmt(run["gbps"][name].get(s)))
+        cells.append(fmt(run["gbps"].get(name, {}).get(s)))
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
