@@ -4,11 +4,19 @@
 // receives exactly the elements mma.sync expects of it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <random>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "chapters/13_ffma_interleave/cubin.hpp"
+#include "chapters/14_warp_mma_sync/block_scale_model.hpp"
 #include "chapters/14_warp_mma_sync/fragments.hpp"
 
 namespace {
@@ -182,6 +190,149 @@ TEST(Chapter14Kernel, LdmatrixDeliversTheF16Fragments) {
             EXPECT_EQ(gb.row, t16 * 16 + 8 * (j / 2) + wb.col);
             EXPECT_EQ(gb.col, kk * 16 + wb.row);
           }
+}
+
+// ---- block-scaled MMA: the CPU model (block_scale_model.hpp) -------------------------------
+
+TEST(Chapter14BlockScale, Ue8m0IsAPowerOfTwo) {
+  EXPECT_EQ(ch14::mx::ue8m0(127), 1.0);
+  EXPECT_EQ(ch14::mx::ue8m0(128), 2.0);
+  EXPECT_EQ(ch14::mx::ue8m0(120), 1.0 / 128);
+  EXPECT_EQ(ch14::mx::ue8m0(0), std::ldexp(1.0, -127));
+  EXPECT_EQ(ch14::mx::ue8m0(254), std::ldexp(1.0, 127));
+  EXPECT_TRUE(std::isnan(ch14::mx::ue8m0(255)));
+}
+
+TEST(Chapter14BlockScale, E4m3Values) {
+  EXPECT_EQ(ch14::mx::e4m3(0x7E), 448.0);
+  EXPECT_EQ(ch14::mx::e4m3(0xFE), -448.0);
+  EXPECT_EQ(ch14::mx::e4m3(0x38), 1.0);
+  EXPECT_EQ(ch14::mx::e4m3(0x08), std::ldexp(1.0, -6));  // the smallest normal
+  EXPECT_EQ(ch14::mx::e4m3(0x01), std::ldexp(1.0, -9));  // the smallest subnormal
+  EXPECT_TRUE(std::isnan(ch14::mx::e4m3(0x7F)));
+  for (int b = 0; b < 256; ++b) {  // every finite value encodes back to itself
+    if (!std::isnan(ch14::mx::e4m3(uint8_t(b))) && b != 0x80) {
+      EXPECT_EQ(ch14::mx::to_e4m3(ch14::mx::e4m3(uint8_t(b))), b) << b;
+    }
+  }
+}
+
+// MX quantisation of one block: the largest element lands in [256, 512) before saturation, so
+// every normal element keeps e4m3's 3 mantissa bits: relative error at most 2^-4.
+TEST(Chapter14BlockScale, QuantisedBlocksKeepThreeBits) {
+  std::mt19937_64 rng(14);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (double spread : {1e-3, 1.0, 1e3}) {
+    double x[ch14::mx::kBlock];
+    uint8_t q[ch14::mx::kBlock];
+    for (double& v : x) v = normal(rng) * spread;
+    const uint8_t s = ch14::mx::quantize_block(x, q);
+    const double scale = ch14::mx::ue8m0(s);
+    double amax = 0;
+    for (double v : x) amax = std::fmax(amax, std::fabs(v));
+    EXPECT_GE(amax / scale, 256.0);
+    EXPECT_LT(amax / scale, 512.0);
+    for (int i = 0; i < ch14::mx::kBlock; ++i) {
+      const double back = ch14::mx::e4m3(q[i]) * scale;
+      if (std::fabs(x[i]) / scale >= std::ldexp(1.0, -6) && std::fabs(x[i]) / scale <= 448) {
+        EXPECT_LE(std::fabs(back - x[i]), std::ldexp(std::fabs(x[i]), -4)) << x[i];
+      } else if (std::fabs(x[i]) / scale > 448) {
+        EXPECT_EQ(std::fabs(back), 448 * scale);  // saturated
+      }
+    }
+  }
+  double zeros[ch14::mx::kBlock] = {};
+  uint8_t q[ch14::mx::kBlock];
+  EXPECT_EQ(ch14::mx::quantize_block(zeros, q), 0);
+}
+
+// The scale of (row, k): K / 32 per row, row-major.
+TEST(Chapter14BlockScale, ScaleLayout) {
+  EXPECT_EQ(ch14::mx::scale_index(0, 31, 128), 0);
+  EXPECT_EQ(ch14::mx::scale_index(0, 32, 128), 1);
+  EXPECT_EQ(ch14::mx::scale_index(1, 0, 128), 4);
+  EXPECT_EQ(ch14::mx::scale_index(3, 127, 128), 15);
+}
+
+// Scaling every product (the instruction) and promoting each 32-wide block's sum (chapter 06's
+// structure, at 32 instead of 128) are the same number: with power-of-two scales, both are exact
+// sums of the same exact terms (in double, over a range of values kept small enough), so they
+// agree bit for bit. And the model of one m16n8k32
+// instruction is that, rounded once to fp32.
+TEST(Chapter14BlockScale, ScalingProductsIsPromotingBlocks) {
+  std::mt19937_64 rng(1432);
+  std::uniform_int_distribution<int> byte(0, 255), exponent(124, 130);
+  // Elements with exponent fields 4..11 (2^-3 to 2^4 and a bit) and scales within 2^+-3: every
+  // product and sum spans at most about 40 bits, so double holds each exactly.
+  std::uniform_int_distribution<int> field(4, 11), mantissa(0, 7), sign(0, 1);
+  auto finite = [&] { return uint8_t(sign(rng) << 7 | field(rng) << 3 | mantissa(rng)); };
+  constexpr int K = 256;
+  std::vector<uint8_t> a(K), b(K), sa(K / 32), sb(K / 32);
+  for (int trial = 0; trial < 100; ++trial) {
+    for (auto& x : a) x = finite();
+    for (auto& x : b) x = finite();
+    for (auto& x : sa) x = uint8_t(exponent(rng));
+    for (auto& x : sb) x = uint8_t(exponent(rng));
+    EXPECT_EQ(ch14::mx::scaled_dot(a.data(), b.data(), sa.data(), sb.data(), K),
+              ch14::mx::block_dot(a.data(), b.data(), sa.data(), sb.data(), K));
+  }
+  uint8_t ma[16][32], mb[8][32], msa[16], msb[8];
+  float c[16][8];
+  for (auto& row : ma)
+    for (auto& x : row) x = finite();
+  for (auto& row : mb)
+    for (auto& x : row) x = finite();
+  for (auto& x : msa) x = uint8_t(exponent(rng));
+  for (auto& x : msb) x = uint8_t(exponent(rng));
+  for (auto& row : c)
+    for (auto& x : row) x = float(byte(rng));
+  const std::vector<float> d = ch14::mx::mma_model(ma, mb, msa, msb, c);
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      double want = c[m][n];
+      for (int k = 0; k < 32; ++k)
+        want += ch14::mx::e4m3(ma[m][k]) * ch14::mx::e4m3(mb[n][k]) * ch14::mx::ue8m0(msa[m]) *
+                ch14::mx::ue8m0(msb[n]);
+      EXPECT_EQ(d[m * 8 + n], float(want));
+    }
+}
+
+// ---- block-scaled MMA: the compiled instructions ----------------------------------------------
+// The build compiles chapters/14_warp_mma_sync/block_scaled_sm120a.cu and block_scaled_sm100a.cu
+// to cubins (chapters/CMakeLists.txt, target ch14_cubins), for GPUs this book does not run on. The
+// tests read each cubin's code with chapter 13's reader and look for the instruction by its opcode
+// (the low 12 bits of an instruction; values read from cuobjdump -sass, nvcc 13.0, 2026-11-26):
+//   sm_120a  QMMA.SF.16832.F32.E4M3.E4M3.E8  0x47a  (the unscaled QMMA.16832 is 0x27a)
+//   sm_100a  UTCQMMA with scale operands     0xdea  (without block_scale: 0x5ea)
+// ctest runs test_host in <build>/tests, so the cubins are in ../cubin; CH14_CUBIN_DIR overrides.
+std::string ch14_cubin(const std::string& name) {
+  const char* dir = std::getenv("CH14_CUBIN_DIR");
+  return (dir ? std::string(dir) : std::string("../cubin")) + "/" + name;
+}
+
+std::vector<uint32_t> opcodes(const std::string& path) {
+  const ch13::Cubin c = ch13::parse_cubin(ch13::read_file(path));
+  std::vector<uint32_t> out;
+  for (const ch13::Section& s : c.kernels())
+    for (uint64_t i = 0; i < s.size / 16; ++i)
+      out.push_back(uint32_t(c.instruction(s, i).lo & 0xFFF));
+  return out;
+}
+
+TEST(Chapter14BlockScale, Sm120aCubinHoldsOneQmmaSf) {
+  const std::string path = ch14_cubin("ch14_block_scaled_sm120a.cubin");
+  ASSERT_TRUE(std::ifstream(path).good()) << path << " missing: build the target ch14_cubins";
+  const std::vector<uint32_t> ops = opcodes(path);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 0x47au), 1) << "QMMA.SF";
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 0x27au), 0) << "unscaled QMMA";
+}
+
+TEST(Chapter14BlockScale, Sm100aCubinHoldsOneBlockScaledUtcqmma) {
+  const std::string path = ch14_cubin("ch14_block_scaled_sm100a.cubin");
+  ASSERT_TRUE(std::ifstream(path).good()) << path << " missing: build the target ch14_cubins";
+  const std::vector<uint32_t> ops = opcodes(path);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 0xdeau), 1) << "UTCQMMA, block-scaled";
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), 0x5eau), 0) << "UTCQMMA without scales";
 }
 
 // The f16 variant's conversion writes k .. k + 7 of a row as one 16-byte chunk: f16_offset keeps

@@ -51,4 +51,25 @@ __device__ __forceinline__ uint32_t cvt_e4m3x2_to_f16x2(uint16_t bits) {
   return out;
 }
 
+// The block-scaled form (sm_120a; not on sm_90a or sm_100a), PTX ISA 9.0 "mma" with .block_scale
+// and its section "Block Scaling for mma.sync": A and B e4m3 as above, each row of A and each
+// column of B multiplied by a UE8M0 scale (2^(e - 127)) before the products are summed.
+// scale_vec::1X: one scale per row (column) for the instruction's 32 k, the MX block size.
+// scale_a and scale_b are registers of every lane; the selectors BYTE (0-3) and THREAD (0-1),
+// immediates, say which byte of which lanes' registers the hardware reads (the section's figures).
+// ptxas emits QMMA.SF.16832.F32.E4M3.E4M3.E8 (chapter 14's README).
+template <int BYTE_A, int THREAD_A, int BYTE_B, int THREAD_B>
+__device__ __forceinline__ void mma_m16n8k32_e4m3_block_scale(float (&d)[4], const uint32_t (&a)[4],
+                                                              const uint32_t (&b)[2],
+                                                              uint32_t scale_a, uint32_t scale_b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X"
+      ".f32.e4m3.e4m3.f32.ue8m0 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3}, "
+      "%10, {%12, %13}, %11, {%14, %15};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(scale_a),
+        "r"(scale_b), "n"(BYTE_A), "n"(THREAD_A), "n"(BYTE_B), "n"(THREAD_B));
+}
+
 }  // namespace ptx
