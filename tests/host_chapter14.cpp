@@ -122,6 +122,28 @@ TEST(Chapter14Tiles, LdmatrixReadsAreConflictFree) {
   EXPECT_EQ(plain.size(), 2u);
 }
 
+// Every 16-byte chunk of a stage is copied by exactly one (thread, copy), and each copy
+// instruction of a warp (32 chunks) writes 512 contiguous bytes of the stage: 8 whole rows, as the
+// kernel's comment says, so the cp.async writes are conflict-free.
+TEST(Chapter14Tiles, EveryStageChunkIsCopiedOnceAndWarpsWriteWholeRows) {
+  std::set<uint32_t> written;
+  for (int i = 0; i < 2 * ch14::kChunksPerTile / ch14::kNumThreads; ++i)
+    for (int warp = 0; warp < ch14::kNumThreads / kLanes; ++warp) {
+      std::set<uint32_t> bytes;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const ch14::StageChunk s = ch14::stage_chunk(warp * kLanes + lane + i * ch14::kNumThreads);
+        ASSERT_TRUE(s.tile >= 0 && s.tile < 2 && s.row >= 0 && s.row < ch14::BLOCK_M);
+        const uint32_t at = uint32_t(s.tile) * ch14::kTileBytes + ch14::fp8_offset(s.row, s.kbyte);
+        EXPECT_EQ(at % 16, 0u);
+        EXPECT_TRUE(written.insert(at).second) << "chunk at " << at << " twice";
+        for (uint32_t b = 0; b < 16; ++b) bytes.insert(at + b);
+      }
+      EXPECT_EQ(bytes.size(), 512u);
+      EXPECT_EQ(*bytes.rbegin() - *bytes.begin(), 511u) << "warp " << warp << " copy " << i;
+    }
+  EXPECT_EQ(written.size(), size_t(ch14::kStageBytes / 16));
+}
+
 // Software ldmatrix.x4: lane l's register j holds 2 elements (or 4 bytes) starting at
 // 4 (l % 4) bytes into the row that lane 8 j + l / 4 pointed at.
 struct Stage {

@@ -94,6 +94,19 @@ GEMM_HOST_DEVICE constexpr uint32_t f16_offset(int row, int k) {
 }
 inline constexpr uint32_t kF16TileBytes = BLOCK_M * BLOCK_K * 2;  // 16 KB
 
+// Who copies what: chunk c (0 .. 1023) of a stage, 16 bytes, is thread c % 256's copy number
+// c / 256. Chunks 0-511 are A's tile, 512-1023 B's; within a tile, row c / 4, k bytes 16 (c % 4).
+// A warp's 32 consecutive chunks are 8 whole rows: 512 contiguous bytes of the stage.
+struct StageChunk {
+  int tile;  // 0: A, 1: B
+  int row;
+  int kbyte;
+};
+inline constexpr int kChunksPerTile = BLOCK_M * (BLOCK_K / 16);  // 512
+GEMM_HOST_DEVICE constexpr StageChunk stage_chunk(int c) {
+  return {c / kChunksPerTile, (c % kChunksPerTile) / (BLOCK_K / 16), 16 * (c % (BLOCK_K / 16))};
+}
+
 // Which row and k each lane points ldmatrix.x4 at, for one warp's operand of one MMA.
 // A, e4m3 (a 16 x 32 tile at row0, K step kk of 32 bytes): matrix j = lane / 8 is rows
 // 8 (j % 2) .. + 7, bytes 16 (j / 2) .. + 15, so register j is a_e4m3's register j.

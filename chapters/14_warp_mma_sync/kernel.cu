@@ -29,9 +29,8 @@
 
 namespace ch14 {
 
-constexpr int kMTiles = WARP_M / 16;  // 4 m16 tiles per warp
-constexpr int kNTiles = WARP_N / 8;   // 4 n8 tiles per warp
-constexpr int kChunksPerRow = BLOCK_K / 16;
+constexpr int kMTiles = WARP_M / 16;                                      // 4 m16 tiles per warp
+constexpr int kNTiles = WARP_N / 8;                                       // 4 n8 tiles per warp
 constexpr uint32_t kSmemE4m3 = kStages * kStageBytes;                     // 64 KB
 constexpr uint32_t kSmemF16 = kStages * kStageBytes + 2 * kF16TileBytes;  // 96 KB
 
@@ -42,15 +41,12 @@ __device__ __forceinline__ void load_stage(uint8_t* stage, const gemm::GemmArgs&
                                            int64_t n0, int64_t k0) {
   const auto [M, N, K] = args.shape;
 #pragma unroll
-  for (int i = 0; i < 2 * BLOCK_M * kChunksPerRow / kNumThreads; ++i) {
-    const int c = int(threadIdx.x) + i * kNumThreads;
-    const bool is_b = c >= BLOCK_M * kChunksPerRow;
-    const int row = (c % (BLOCK_M * kChunksPerRow)) / kChunksPerRow, chunk = c % kChunksPerRow;
-    const int64_t g_row = (is_b ? n0 : m0) + row, rows = is_b ? N : M;
+  for (int i = 0; i < 2 * kChunksPerTile / kNumThreads; ++i) {
+    const StageChunk s = stage_chunk(int(threadIdx.x) + i * kNumThreads);
+    const int64_t g_row = (s.tile ? n0 : m0) + s.row, rows = s.tile ? N : M;
     const bool valid = g_row < rows;
-    const __nv_fp8_e4m3* src = (is_b ? args.b : args.a) + (valid ? g_row : 0) * K + k0 + chunk * 16;
-    ptx::cp_async_16_zfill(stage + (is_b ? kTileBytes : 0) + fp8_offset(row, chunk * 16), src,
-                           valid);
+    const __nv_fp8_e4m3* src = (s.tile ? args.b : args.a) + (valid ? g_row : 0) * K + k0 + s.kbyte;
+    ptx::cp_async_16_zfill(stage + s.tile * kTileBytes + fp8_offset(s.row, s.kbyte), src, valid);
   }
 }
 
@@ -94,12 +90,10 @@ __device__ __forceinline__ void load_fragments_f16(FragE4m3& f, uint32_t smem_a,
 // The f16 variant: a landed stage (fp8) converted into the f16 tiles, 16 bytes in, 32 out.
 __device__ __forceinline__ void convert_stage(const uint8_t* stage, uint8_t* f16_tiles) {
 #pragma unroll
-  for (int i = 0; i < 2 * BLOCK_M * kChunksPerRow / kNumThreads; ++i) {
-    const int c = int(threadIdx.x) + i * kNumThreads;
-    const int tile = c / (BLOCK_M * kChunksPerRow);
-    const int row = (c % (BLOCK_M * kChunksPerRow)) / kChunksPerRow, chunk = c % kChunksPerRow;
+  for (int i = 0; i < 2 * kChunksPerTile / kNumThreads; ++i) {
+    const StageChunk s = stage_chunk(int(threadIdx.x) + i * kNumThreads);
     const uint4 v =
-        *reinterpret_cast<const uint4*>(stage + tile * kTileBytes + fp8_offset(row, chunk * 16));
+        *reinterpret_cast<const uint4*>(stage + s.tile * kTileBytes + fp8_offset(s.row, s.kbyte));
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
     uint32_t h[8];
 #pragma unroll
@@ -107,10 +101,11 @@ __device__ __forceinline__ void convert_stage(const uint8_t* stage, uint8_t* f16
       h[2 * j] = ptx::cvt_e4m3x2_to_f16x2(uint16_t(w[j] & 0xFFFF));
       h[2 * j + 1] = ptx::cvt_e4m3x2_to_f16x2(uint16_t(w[j] >> 16));
     }
-    uint8_t* out = f16_tiles + tile * kF16TileBytes;
-    *reinterpret_cast<uint4*>(out + f16_offset(row, chunk * 16)) =
+    // fp8 byte k of the row is element k: elements k .. k + 7, then k + 8 .. k + 15, in halves.
+    uint8_t* out = f16_tiles + s.tile * kF16TileBytes;
+    *reinterpret_cast<uint4*>(out + f16_offset(s.row, s.kbyte)) =
         make_uint4(h[0], h[1], h[2], h[3]);
-    *reinterpret_cast<uint4*>(out + f16_offset(row, chunk * 16 + 8)) =
+    *reinterpret_cast<uint4*>(out + f16_offset(s.row, s.kbyte + 8)) =
         make_uint4(h[4], h[5], h[6], h[7]);
   }
 }
