@@ -12,7 +12,8 @@ namespace {
 using ch14::RowCol;
 
 // One operand as a rows x cols grid, each cell naming the lane that holds it; colour = the
-// register it sits in (elements_per_register elements per register).
+// register it sits in (elements_per_register elements per register), or, with
+// elements_per_register 0, lane % 4.
 template <class Map>
 void draw_map(gemm::Svg& s, double x0, double y0, int rows, int cols, int per_lane,
               int elements_per_register, const std::string& title, const std::string& row_name,
@@ -25,8 +26,8 @@ void draw_map(gemm::Svg& s, double x0, double y0, int rows, int cols, int per_la
   for (int lane = 0; lane < ch14::kLanes; ++lane)
     for (int i = 0; i < per_lane; ++i) {
       const RowCol p = map(lane, i);
-      s.cell(x0 + p.col * w, y0 + p.row * h, w, h, i / elements_per_register,
-             "T" + std::to_string(lane));
+      const int colour = elements_per_register ? i / elements_per_register : lane % 4;
+      s.cell(x0 + p.col * w, y0 + p.row * h, w, h, colour, "T" + std::to_string(lane));
     }
 }
 
@@ -70,7 +71,7 @@ void draw_ldmatrix(const std::string& path) {
   s.text(20, 34, 10,
          "one 8 x 16-byte matrix; colour = lane % 4 (which 4 bytes); "
          "ch14::ldmatrix_bytes");
-  draw_map(s, 40, 80, 8, 16, 4, 4, "matrix j lands in register j", "row", "byte",
+  draw_map(s, 40, 80, 8, 16, 4, 0, "matrix j lands in register j", "row", "byte",
            ch14::ldmatrix_bytes);
   s.text(20, 80 + 8 * 15 + 40, 13, "whose address each row of A's 16 x 32 bytes comes from");
   s.text(20, 80 + 8 * 15 + 56, 10,
