@@ -27,6 +27,23 @@ std::vector<uint16_t> run_f16(const DeviceProblem& dev) {
   return dev.download_d();
 }
 
+// No GPU needed: the registry keeps side chapters out of the main line's chain. Chapter 14's
+// predecessor is chapter 00; no chapter's predecessor is a side chapter, so a chapter after 14
+// would still be compared, bit for bit where it says so, with chapter 13.
+TEST(Chapter14, IsASideChapter) {
+  const Chapter& ch = *find_chapter(14);
+  EXPECT_TRUE(ch.side);
+  EXPECT_FALSE(ch.bitwise_equal_to_previous);
+  EXPECT_FALSE(ch.applies_scales);
+  ASSERT_NE(previous_gemm(ch), nullptr);
+  EXPECT_EQ(previous_gemm(ch)->number, 0);
+  ASSERT_EQ(ch.ablations.size(), 1u);
+  EXPECT_STREQ(ch.ablations[0].name, "operands=f16");
+  for (const Chapter& c : chapters())
+    if (c.launch && !c.side)
+      if (const Chapter* p = previous_gemm(c)) EXPECT_FALSE(p->side) << c.dir;
+}
+
 const Shape kShapes[] = {{257, 136, 1024}, {100, 2120, 7168}, {130, 264, 16384}, {64, 7168, 2048}};
 
 // On the CPU reference's bands: |D14 - Dx| <= bound14 + boundx for x = 02..05, and both within
