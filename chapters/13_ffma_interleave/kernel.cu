@@ -43,11 +43,13 @@ std::string cubin_file(int share, Pattern p) {
 
 struct Loaded {
   CUmodule modules[kShares] = {};
+  std::map<std::string, int> share_of;          // a kernel's mangled name -> the cubin holding it
   std::map<const void*, CUfunction> functions;  // chapter 12's kernel -> its rewritten copy
 };
 
 // The rewritten copy of `kernel` (one of chapter 12's): the function of the same mangled name in
-// the pattern's cubins (it is in one of them), loaded once per device into the runtime's context.
+// the pattern's cubins, loaded once per device into the runtime's context. Which cubin holds it
+// comes from reading their sections (cubin.hpp), so the driver is asked only where it is.
 CUfunction lookup(Pattern p, const void* kernel) {
   using ModuleLoadData = CUresult (*)(CUmodule*, const void*);
   using ModuleGetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
@@ -78,20 +80,20 @@ CUfunction lookup(Pattern p, const void* kernel) {
       throw gemm::Error(std::string("chapter 13: the rewritten kernels are missing (") + e.what() +
                         "): build the chapter13_cubins target, which writes them");
     }
+    for (const Section& s : parse_cubin(bytes).kernels())
+      l.share_of[s.name.substr(std::string(".text.").size())] = share;
     CU_CHECK(load_data(&l.modules[share], bytes.data()));
   }
   const char* mangled = nullptr;
   CU_CHECK(get_name(&mangled, reinterpret_cast<CUfunction>(linked)));
-  for (CUmodule module : l.modules) {
-    CUfunction f = nullptr;
-    const CUresult r = get_function(&f, module, mangled);
-    if (r == CUDA_ERROR_NOT_FOUND) continue;
-    CU_CHECK(r);
-    l.functions[kernel] = f;
-    return f;
-  }
-  throw gemm::Error(std::string("chapter 13: no rewritten copy of ") + mangled + " in " +
-                    CH13_CUBIN_DIR + "/12_split_k.*." + name(p) + ".cubin");
+  const auto share = l.share_of.find(mangled);
+  if (share == l.share_of.end())
+    throw gemm::Error(std::string("chapter 13: no rewritten copy of ") + mangled + " in " +
+                      CH13_CUBIN_DIR + "/12_split_k.*." + name(p) + ".cubin");
+  CUfunction f = nullptr;
+  CU_CHECK(get_function(&f, l.modules[share->second], mangled));
+  l.functions[kernel] = f;
+  return f;
 }
 
 }  // namespace
