@@ -61,6 +61,8 @@ DEEPGEMM_KERNEL = {
         "4096x7168x16384": 1464, "4096x4096x7168": 1429, "4096x7168x2048": 1291,
     },
 }
+# The top README names DeepGEMM's releases without commit hashes (docs/method.md has them).
+RELEASE_NAMES = {"DeepGEMM 8dfa329": "DeepGEMM of May 2025", "DeepGEMM 2.6.1": "DeepGEMM 2.6.1"}
 # DeepGEMM's README of April 2025, H800 (docs/method.md): the stretch, not run here.
 DEEPGEMM_H800 = {
     "64x2112x7168": 206, "64x24576x1536": 289, "64x32768x512": 219, "64x7168x16384": 336,
@@ -498,7 +500,8 @@ def chapters_block(run, chapter_dirs):
               ("cublasLt-scalar", "cuBLASLt per-tensor, this run")) if p in t]
     for name, figures in DEEPGEMM.items():
         small = figures[SMALL_HEADLINE] * 1000 * bytes_per_flop(SMALL_HEADLINE)
-        peers.append((f"{name}, 2026-11-26 ([method](docs/method.md))", figures[HEADLINE], small))
+        peers.append((f"{RELEASE_NAMES[name]}, measured 2026-11-26 ([method](docs/method.md))",
+                      figures[HEADLINE], small))
     for name, big, small in peers:
         lines.append(f"| | peer | {name} | {fmt(big)} | | {fmt(small)} |")
     return "\n".join(lines) + "\n\n" + source_line(run, "docs/progression.md")
@@ -524,6 +527,8 @@ def standing_block(run):
                 text = "cuBLASLt block-scaled"
             elif peer == "cublasLt-scalar":
                 text = "cuBLASLt per-tensor"
+            else:
+                text = RELEASE_NAMES[peer]
             text += f" {len(shapes) - len(behind)} of {len(shapes)}"
             if behind:
                 text += " (behind at " + ", ".join(
