@@ -18,6 +18,8 @@
 #include "chapters/13_ffma_interleave/cubin.hpp"
 #include "chapters/14_warp_mma_sync/block_scale_model.hpp"
 #include "chapters/14_warp_mma_sync/fragments.hpp"
+#include "chapters/14_warp_mma_sync/scale_accuracy.hpp"
+#include "common/inputs.hpp"
 
 namespace {
 
@@ -365,6 +367,157 @@ TEST(Chapter14Tiles, ChunksStayContiguous) {
       EXPECT_EQ(ch14::fp8_offset(row, k), ch14::fp8_offset(row, k / 16 * 16) + k % 16);
       EXPECT_EQ(ch14::f16_offset(row, k), ch14::f16_offset(row, k / 8 * 8) + 2 * (k % 8));
     }
+}
+
+// ---- The accuracy study's quantisers (scale_accuracy.hpp, promotion_price --accuracy) ----
+
+// The fast e4m3 rounding (the CUDA conversion) is the model's search, on every value, every
+// midpoint between neighbours (the ties), just either side of each, and past 448.
+TEST(Chapter14ScaleAccuracy, FastE4m3IsTheModels) {
+  std::vector<double> values;
+  for (int b = 0; b <= 0x7E; ++b) {
+    const double v = ch14::mx::e4m3(uint8_t(b));
+    const double next = b < 0x7E ? ch14::mx::e4m3(uint8_t(b + 1)) : 512.0;
+    const double mid = (v + next) / 2;
+    for (double x : {v, mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e9), next * 0.999})
+      values.push_back(x);
+  }
+  for (double x : {464.0, 480.0, 500.0, 1e6, 0x1.0p-10, 0x1.0p-11, 0x1.8p-10}) values.push_back(x);
+  for (double x : values)
+    for (double sign : {1.0, -1.0}) {
+      SCOPED_TRACE(sign * x);
+      EXPECT_EQ(ch14::accuracy::to_e4m3(sign * x), ch14::mx::to_e4m3(sign * x));
+    }
+}
+
+// OCP's scale (Floor) gives block_scale_model.hpp's bytes; random blocks of varied magnitude,
+// a zero block, and blocks whose amax is a power of two or saturates.
+TEST(Chapter14ScaleAccuracy, FloorIsTheModelsQuantiser) {
+  std::mt19937 rng(38);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<double>> blocks;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<double> x(32);
+    const double magnitude = std::ldexp(1.0, int(rng() % 40) - 20);
+    for (double& v : x) v = normal(rng) * magnitude;
+    blocks.push_back(x);
+  }
+  blocks.push_back(std::vector<double>(32, 0.0));
+  for (double amax : {1.0, 256.0, 448.0, 500.0, 511.0, 0x1.0p-30}) {
+    std::vector<double> x(32, amax / 3);
+    x[7] = -amax;
+    blocks.push_back(x);
+  }
+  for (const auto& x : blocks) {
+    uint8_t fast[32], model[32];
+    const uint8_t s_fast =
+        ch14::accuracy::quantize_mx_block(x.data(), fast, ch14::accuracy::Ue8m0Rounding::Floor);
+    const uint8_t s_model = ch14::mx::quantize_block(x.data(), model);
+    EXPECT_EQ(s_fast, s_model);
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(fast[i], model[i]) << "element " << i;
+  }
+}
+
+// Small cases of both roundings, by hand: (amax, Floor's exponent, Ceil's exponent).
+TEST(Chapter14ScaleAccuracy, Ue8m0ExponentsByHand) {
+  struct Case {
+    double amax;
+    int floor_e, ceil_e;
+  };
+  // 448: floor(log2 448) - 8 = 0, 448 <= 448 * 2^0; 500: floor gives 0 (500 saturates to 448),
+  // ceil 1 (250); 1: both -8 (256 and 1 / 2^-8 = 256 <= 448); 0.99: floor -9 (253), ceil -8.
+  for (const Case& c : {Case{448, 0, 0}, Case{500, 0, 1}, Case{449, 0, 1}, Case{256, 0, 0},
+                        Case{1, -8, -8}, Case{0.99, -9, -8}, Case{0.5, -9, -9}}) {
+    SCOPED_TRACE(c.amax);
+    std::vector<double> x(32, 0.0);
+    x[3] = c.amax;
+    uint8_t q[32];
+    EXPECT_EQ(ch14::accuracy::quantize_mx_block(x.data(), q, ch14::accuracy::Ue8m0Rounding::Floor),
+              c.floor_e + 127);
+    EXPECT_EQ(ch14::accuracy::quantize_mx_block(x.data(), q, ch14::accuracy::Ue8m0Rounding::Ceil),
+              c.ceil_e + 127);
+  }
+  // 500 under Floor saturates to 448 (0x7E); under Ceil it is 250 -> 256 (nearest: 240 or 256).
+  std::vector<double> x(32, 0.0);
+  x[0] = 500;
+  uint8_t q[32];
+  ch14::accuracy::quantize_mx_block(x.data(), q, ch14::accuracy::Ue8m0Rounding::Floor);
+  EXPECT_EQ(q[0], 0x7E);
+  ch14::accuracy::quantize_mx_block(x.data(), q, ch14::accuracy::Ue8m0Rounding::Ceil);
+  EXPECT_EQ(ch14::mx::e4m3(q[0]), 256.0);
+}
+
+// Ceil never saturates, and its scale is the smallest power of two that does not.
+TEST(Chapter14ScaleAccuracy, CeilNeverSaturates) {
+  std::mt19937 rng(2026);
+  std::normal_distribution<double> normal;
+  for (int i = 0; i < 500; ++i) {
+    double x[32], amax = 0;
+    for (double& v : x) amax = std::max(amax, std::fabs(v = normal(rng) * (1 + rng() % 1000)));
+    uint8_t q[32];
+    const double scale = ch14::mx::ue8m0(
+        ch14::accuracy::quantize_mx_block(x, q, ch14::accuracy::Ue8m0Rounding::Ceil));
+    EXPECT_LE(amax / scale, 448.0);
+    EXPECT_GT(amax / scale, 224.0);
+  }
+}
+
+// The study's inputs are make_problem's: quantised by common's quantiser they give its bytes and
+// scales (B's last block of rows short, as N = 136 makes it).
+TEST(Chapter14ScaleAccuracy, InputsAreMakeProblems) {
+  const gemm::Shape s{3, 136, 384};
+  const gemm::HostProblem p = gemm::make_problem(s, 7, gemm::Scales::Random);
+  std::vector<float> xa(size_t(s.m * s.k)), xb(size_t(s.n * s.k));
+  ch14::accuracy::unquantised_a(7, s.m, s.k, 0, s.k, xa.data());
+  ch14::accuracy::unquantised_b(7, s.n, s.k, 0, s.k, xb.data());
+  std::vector<gemm::fp8> a(xa.size()), b(xb.size());
+  std::vector<float> sa(p.sa.size(), 0.0f), sb(p.sb.size());
+  gemm::quantize_a(xa.data(), s.m, s.k, a.data(), sa.data(), s.sa_ld());
+  gemm::quantize_b(xb.data(), s.n, s.k, b.data(), sb.data());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].__x, p.a[i].__x) << "A " << i;
+  for (size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i].__x, p.b[i].__x) << "B " << i;
+  EXPECT_EQ(sa, p.sa);
+  EXPECT_EQ(sb, p.sb);
+  // Columns 128 to 255 alone are the same numbers (the study walks K one block at a time).
+  std::vector<float> part(size_t(s.m * 128));
+  ch14::accuracy::unquantised_a(7, s.m, s.k, 128, 128, part.data());
+  for (int64_t r = 0; r < s.m; ++r)
+    for (int64_t c = 0; c < 128; ++c) EXPECT_EQ(part[r * 128 + c], xa[r * s.k + 128 + c]);
+}
+
+// Scheme (a)'s dequantised values are make_problem's fp8 times its scales, exactly.
+TEST(Chapter14ScaleAccuracy, DeepGemmDequantisedIsMakeProblems) {
+  const gemm::Shape s{2, 128, 128};
+  const gemm::HostProblem p = gemm::make_problem(s, 11, gemm::Scales::Random);
+  std::vector<float> xa(size_t(s.m * s.k)), xb(size_t(s.n * s.k));
+  ch14::accuracy::unquantised_a(11, s.m, s.k, 0, s.k, xa.data());
+  ch14::accuracy::unquantised_b(11, s.n, s.k, 0, s.k, xb.data());
+  std::vector<double> qa(xa.size()), qb(xb.size());
+  ch14::accuracy::deepgemm_dequantised_a(xa.data(), s.m, s.k, qa.data());
+  ch14::accuracy::deepgemm_dequantised_b(xb.data(), s.n, s.k, qb.data());
+  for (int64_t r = 0; r < s.m; ++r)
+    for (int64_t k = 0; k < s.k; ++k)
+      EXPECT_EQ(qa[r * s.k + k],
+                double(gemm::fp8_to_float(p.a[r * s.k + k])) * double(p.scale_a(r, k / 128)));
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k)
+      EXPECT_EQ(qb[n * s.k + k],
+                double(gemm::fp8_to_float(p.b[n * s.k + k])) * double(p.scale_b(n, k / 128)));
+}
+
+// The study on a small problem: every scheme errs, by a few percent (e4m3's 3 bits), and an exact
+// D has no error.
+TEST(Chapter14ScaleAccuracy, StudyOnASmallProblem) {
+  const ch14::accuracy::Row row = ch14::accuracy::study(8, 128, 256, 2026);
+  for (const auto& e : row.error) {
+    EXPECT_GT(e.norm_rel, 0.005);
+    EXPECT_LT(e.norm_rel, 0.1);
+    EXPECT_NEAR(e.calc_diff, e.norm_rel * e.norm_rel / 2, 0.5 * e.norm_rel * e.norm_rel);
+  }
+  const std::vector<double> d = {1.0, -2.0, 3.0};
+  const ch14::accuracy::Error none = ch14::accuracy::error_of(d, d);
+  EXPECT_EQ(none.norm_rel, 0.0);
+  EXPECT_EQ(none.max_over_rms, 0.0);
 }
 
 }  // namespace

@@ -1,0 +1,577 @@
+// Chapter 14: the price of the promotion that a 1 x 32 block-scaled MMA would absorb, and the
+// accuracy of its power-of-two 1 x 32 scales (issue 38, item 3; README, "What the hardware would
+// absorb").
+//
+// A block-scaled MMA (mma.sync or tcgen05.mma ... kind::mxf8f6f4.block_scale, sm_120a and
+// sm_100a) applies one scale per 32 elements of K inside the instruction. Hopper has none: chapter
+// 06 applies its scales in software, with FFMAs into fp32 registers after every 128-wide K block
+// (the promotion). What would the same promotion cost every 32 elements, the granularity the
+// hardware absorbs? Below is chapter 06's kernel.cu restated, its names and comments kept, in a
+// namespace of its own (ch14_promote32), changed in one thing (marked "Chapter 14: the one
+// change"): each wgmma k32 step is its own commit group, waited for and promoted at once, with the
+// block's scales. Four promotions per K block instead of one, the same products, the same scales.
+//
+//   promotion_price                        check the copy, then time it beside chapter 06 at
+//                                          4096x7168x16384, 4096x2112x7168, 128x7168x16384 and
+//                                          64x7168x16384 (L2 flushed, events and CUPTI, median)
+//   promotion_price --m M --n N --k K      one shape
+//   promotion_price --no-timing            check only;  --no-check: time only
+//   promotion_price --accuracy [--m M] [--n N] [--k K] [--seed S]
+//                                          the CPU study (no GPU): the quantisation error of
+//                                          DeepGEMM's scales against UE8M0 1 x 32 ones, over K
+//                                          (scale_accuracy.hpp); default M = 128, N = 256
+//
+// The check: D against the double-precision reference (common/reference.hpp) with chapter 06's
+// bound re-derived for promotion every 32 (promote32_tolerance below), and against chapter 06's D.
+// Exit status: 0 every check passed, 1 a check failed, 2 cannot run (no Hopper GPU, a bad
+// argument).
+//
+// ---- chapter 06's kernel.cu, restated (its own header follows) ----
+//
+// Chapter 06: FP8 promotion with fine-grained scales.
+//
+// Chapters 02-05 computed the unscaled product and let the tensor core accumulate all of K. From
+// here on the kernel computes the real function: A is scaled per (row, 128-wide K block), B per
+// 128 x 128 block, and both scales change with every K block, so they cannot be applied once at
+// the end. After each K block's wgmmas, each math thread multiplies its fresh accumulators by
+// scale_a[row] * scale_b and adds them into a second set of fp32 registers on the CUDA cores: the
+// promotion. The tensor core's accumulator then only ever sums 128 products of one block, and the
+// sum across blocks is ordinary fp32 arithmetic (the README's accuracy study measures what that
+// buys at large K).
+//
+// Scale A travels with the A tile: one more TMA box (BLOCK_M floats) per stage, counted in the
+// same full barrier's transaction bytes. Scale B is one float per (n block, k block), too little
+// for TMA: the producer copies it into the stage with cp.async, whose arrival completes the same
+// full barrier (common/ptx/cp_async.cuh), and the math threads read it from shared memory beside
+// scale A. (Loaded by every math thread from global memory one K block ahead, as this chapter
+// first did, it stalled them for the load's whole latency: NOTES.md,
+// "8. Scale B through the stage (2026-11-24)".)
+//
+// Registers decide the tile: 128 accumulators plus 128 promoted values per thread would not fit
+// in 232, so BLOCK_N drops from 256 to 128 (64 + 64). But the accumulator now holds one K block
+// only, so it can be reused: each math warpgroup computes two 64-row sub-tiles per K block into
+// the same `acc`, promoting each into its own half of `final_acc` (64 + 2 * 64 = 192 registers).
+// The tile is 256 x 128, the same area as chapter 05's 128 x 256. M <= 128 takes the 128-row
+// tile, and a warpgroup whose rows all lie past M skips its wgmmas.
+//
+// Promotion also puts the math warpgroup on the tensor core's critical path: between its wait and
+// its next wgmma it promotes, and only the other warpgroup's wgmmas cover that time. Everything
+// the kernel can do before the wgmmas (the scale reads, the descriptor arithmetic) is moved out of
+// that window (README, "Where the cycles go"). NOTES.md, "2. The cycle accounting of 2026-11-23",
+// measures each step.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
+#include "chapters/06_fp8_promotion/promotion.hpp"
+#include "chapters/14_warp_mma_sync/scale_accuracy.hpp"
+#include "chapters/registry.hpp"
+#include "common/check.hpp"
+#include "common/cli.hpp"
+#include "common/device.hpp"
+#include "common/inputs.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/setmaxnreg.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/reference.hpp"
+#include "common/tensor_map.hpp"
+#include "common/timing.hpp"
+#include "common/trace.hpp"
+
+namespace ch06 {
+void gemm(const gemm::GemmArgs&, cudaStream_t);  // chapter 06, from the chapters library
+}  // namespace ch06
+
+namespace ch14_promote32 {
+
+constexpr const char* kWho = "chapter 06 promoting every 32";
+
+using ch05::PipelineState;
+using ch05::stages_for_budget;
+using ch06::dispatch_bool;
+using ch06::for_each_k_block;
+using ch06::row_half;
+using ch06::scale_a_view;
+using ch06::subtiles;
+
+using ch04::kStrideByteOffset;
+using ch04::kSwizzleAtomBytes;
+using ch04::kSwizzleBytes;
+using ch04::swizzled_view;
+
+// BLOCK_M, 128 or 256, is a template parameter: two math warpgroups of one or two 64-row sub-tiles.
+constexpr int BLOCK_N = 128;  // one wgmma m64n128k32 per warpgroup and 32-wide K step
+constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
+constexpr int WGMMA_K = 32;
+constexpr int kNumMathWarpgroups = 2;
+constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
+constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
+static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
+static_assert(BLOCK_K == gemm::kScaleBlock,
+              "one K block is one scale block: promote once per block");
+static_assert(gemm::kScaleBlock % BLOCK_N == 0, "a tile's columns must share one B scale block");
+
+// Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
+// every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
+// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536.
+constexpr int kProducerRegisters = 40;
+constexpr int kMathRegisters = 232;
+
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier, B scale), as
+// many as fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+// What depends on BLOCK_M: 6 stages at 128 rows (33,300 bytes each), 4 at 256 (50,196).
+constexpr uint32_t kSmemBudget = 227 * 1024;
+template <int BLOCK_M>
+struct TileConfig {
+  static constexpr int kSubtiles = subtiles(BLOCK_M);  // 64-row sub-tiles per math warpgroup
+  static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
+  static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
+  // One scale of B per K block: the tile's columns share one 128 x 128 block of B.
+  static constexpr uint32_t kScaleBytesB = sizeof(float);
+  static constexpr uint32_t kStageBytes =
+      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t) + kScaleBytesB;
+  static constexpr int kNumStages = stages_for_budget(kSmemBudget, kStageBytes, 0, 8);
+  static constexpr uint32_t kSmemBytes = kNumStages * kStageBytes;
+  static_assert(BLOCK_M == 128 || BLOCK_M == 256, "two math warpgroups of one or two sub-tiles");
+  static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
+                "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
+};
+
+// Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
+// is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
+__device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
+  return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
+}
+
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
+template <int BLOCK_M, bool kTrace>
+__global__ void __launch_bounds__(kNumThreads, 1)
+    gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                const __grid_constant__ CUtensorMap tensor_map_b,
+                const __grid_constant__ CUtensorMap tensor_map_sa, gemm::GemmArgs args) {
+  using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
+  using Tile = TileConfig<BLOCK_M>;
+  constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
+  constexpr int kNumStages = Tile::kNumStages, kSubtiles = Tile::kSubtiles;
+  // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
+  // The A tiles of every stage, then the B tiles, then the A scales, then the barriers,
+  // then the B scales (after the 8-byte barriers, so that those keep their alignment).
+  extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
+  uint8_t* smem_a = smem;
+  uint8_t* smem_b = smem + kNumStages * kTileBytesA;
+  auto* smem_sa = reinterpret_cast<float*>(smem_b + kNumStages * kTileBytesB);
+  auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
+  uint64_t* empty_barriers = full_barriers + kNumStages;
+  auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // one per stage
+
+  const auto [M, N, K] = args.shape;
+  const int64_t m0 = int64_t(blockIdx.y) * BLOCK_M, n0 = int64_t(blockIdx.x) * BLOCK_N;
+  // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
+  // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
+  // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / ptx::kWarpgroupSize), 0);
+
+  if (threadIdx.x == kNumMathThreads) {
+    // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
+    // off the 1024-byte pattern would be read back scrambled, so check it (always, once per CTA).
+    if (ptx::shared_address(smem) % kSwizzleAtomBytes != 0) {
+      printf("promotion_price: dynamic shared memory is not 1024-byte aligned\n");
+      __trap();
+    }
+    ptx::prefetch_tensor_map(&tensor_map_a);
+    ptx::prefetch_tensor_map(&tensor_map_b);
+    ptx::prefetch_tensor_map(&tensor_map_sa);
+    for (int s = 0; s < kNumStages; ++s) {
+      // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
+      ptx::mbarrier_init(&full_barriers[s], 2);
+      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);  // one per math thread
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int num_k_blocks = int(K / BLOCK_K);
+  if (warpgroup == kNumMathWarpgroups) {
+    // ---- Producer warpgroup ----
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
+    // warps give their registers back to the CTA's pool, and only then do three of them leave.
+    ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == kNumMathThreads) {
+      // Where the row of scale B for the tile's columns starts in args.sb. An offset, not a pointer:
+      // the producer has 40 registers. (An int: a B that fits in memory has N * K / 16384 scales,
+      // far fewer than 2^31.)
+      const int scale_b_row = int(n0 / gemm::kScaleBlock) * num_k_blocks;
+      PipelineState state;
+      for (int kb = 0; kb < num_k_blocks; ++kb, state.advance(kNumStages)) {
+        // Wait until the math warpgroups have released this stage (round 0 passes at once).
+        ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
+        uint64_t* full_barrier = &full_barriers[state.stage];
+        // Scale B for this block, copied without waiting for it: cp.async arrives on the full
+        // barrier once the 4 bytes have landed (.noinc: one of the barrier's two arrivals).
+        ptx::cp_async_4(&smem_sb[state.stage], args.sb + scale_b_row + kb);
+        ptx::cp_async_mbarrier_arrive_noinc(full_barrier);
+        // Arrive and announce the bytes to expect; the three copies then count them down.
+        ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
+        ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
+                         kb * BLOCK_K, int32_t(m0));
+        ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                         kb * BLOCK_K, int32_t(n0));
+        ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier, int32_t(m0),
+                         kb);
+        gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, kb);
+      }
+    }
+  } else {
+    // ---- Math warpgroups ----
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
+    // exchange must balance, or this waits forever.
+    ptx::setmaxnreg_inc<kMathRegisters>();
+
+    // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
+    // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
+    float acc[Wgmma::kAccumulators];
+    float final_acc[kSubtiles * Wgmma::kAccumulators];
+#pragma unroll
+    for (float& x : final_acc) x = 0.0f;
+
+    // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
+    // and 1; sub-tile i is 128 * i rows further down).
+    const int t = threadIdx.x % ptx::kWarpgroupSize;
+    const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
+    const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // A sub-tile whose 64 rows all lie past M (M <= 64, or the last row of tiles) has nothing to
+    // compute: its warpgroup skips the wgmmas and the promotion, and still releases the stage.
+    // Sub-tile i starts at row m0 + warpgroup * 64 + 128 * i: the first live_subtiles of them have
+    // rows before M. (One count, computed once: a flag per sub-tile made the compiler re-evaluate
+    // 64-bit comparisons in every iteration.)
+    const int64_t rows_left = M - (m0 + warpgroup * 64);
+    const int64_t live = rows_left <= 0 ? 0 : (rows_left + 127) / 128;
+    const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
+
+    // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
+    // start address, and the start address is the descriptor's low bits in 16-byte units
+    // (ptx::encode): so each wgmma's descriptor is one addition to these.
+    const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
+    const uint64_t desc_b0 = make_descriptor(smem_b);
+
+    // The K loop, twice: for a tile whose sub-tiles all have rows before M, and for the others (the
+    // last row of tiles, when M is not a multiple of BLOCK_M).
+    const bool all_live = live_subtiles == kSubtiles;
+    dispatch_bool(all_live, [&](auto all) {
+      constexpr bool kAllLive = decltype(all)::value;
+      PipelineState state;
+      const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
+          __attribute__((always_inline)) {
+        ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
+        gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
+
+        // This block's scale products, read from the stage. With two sub-tiles, once the first
+        // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
+        // delaying neither the issue nor the promotion. With one, before the issue: after it,
+        // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+        // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
+        float scale_lo[kSubtiles], scale_hi[kSubtiles];
+        const auto read_scales = [&]() __attribute__((always_inline)) {
+          const float* scale_a = smem_sa + stage * BLOCK_M;
+          const float scale_b = smem_sb[stage];
+#pragma unroll
+          for (int sub = 0; sub < kSubtiles; ++sub) {
+            scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
+            scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
+          }
+        };
+        // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+        const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
+        if constexpr (kSubtiles == 1) read_scales();
+
+#pragma unroll
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once,
+          // if it has nothing to compute) every math thread arrives on the empty barrier, which
+          // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage (the
+          // scales, read by every lane) before the copies that next overwrite it; one arrival per
+          // warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's NOTES.md,
+          // "8. Scale B through the stage (2026-11-24)").
+          const bool release = sub == kSubtiles - 1;
+          if (!kAllLive && sub >= live_subtiles) {
+            if (release) ptx::mbarrier_arrive(&empty_barriers[stage]);
+            continue;
+          }
+          // Chapter 14: the one change. Each k32 step is its own commit group, waited for and
+          // promoted at once, with the block's scales: four promotions per K block, not one.
+#pragma unroll
+          for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+            // The FFMAs of the previous step read `acc`: fence before the wgmma writes it again.
+            ptx::wgmma_fence();
+            // Along K the start address moves 32 bytes inside the 128-byte row, as if unswizzled:
+            // the hardware applies the XOR to the final addresses, row by row. Along M this
+            // sub-tile's 64 rows start (warpgroup * 64 + sub * 128) * 128 bytes down.
+            const uint64_t desc_a =
+                ptx::advance(desc_a0, stage_a + (sub * 128 * kSwizzleBytes + kk * WGMMA_K) / 16);
+            const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+            Wgmma::mma(desc_a, desc_b, acc, false);  // each k32 step starts from zero
+            ptx::wgmma_commit_group();
+            if (kSubtiles > 1 && sub == 0 && kk == 0) read_scales();
+            // Wait for this step's wgmma before promoting it (and, after the last one, before
+            // releasing the stage: the wgmmas read the stage's shared memory asynchronously, and
+            // the producer may overwrite it as soon as the empty barrier completes). (Keeping one
+            // group in flight would need a second `acc`: no registers are left for it at 256
+            // rows.) The other warpgroup's wgmmas keep the tensor core busy meanwhile.
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators(acc);
+            const bool last_step = kk == BLOCK_K / WGMMA_K - 1;
+            if (last_step && sub == kSubtiles - 1)
+              gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, kb);
+            if (last_step && release) ptx::mbarrier_arrive(&empty_barriers[stage]);
+
+            // Promotion, on the CUDA cores: one FFMA per accumulator, after every k32 step. A
+            // 1 x 32 block-scaled MMA would apply these scales inside the instruction.
+            float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+            for (int r = 0; r < Wgmma::kAccumulators; ++r)
+              final_sub[r] =
+                  fmaf(acc[r], row_half(r) == 0 ? scale_lo[sub] : scale_hi[sub], final_sub[r]);
+          }
+        }
+      };
+      // The loop over K blocks, unrolled by the ring where it can be (chapter 06, promotion.hpp).
+      for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
+    });
+
+    // Epilogue, unchanged from chapter 02, now from the promoted sums, one sub-tile at a time.
+#pragma unroll
+    for (int sub = 0; sub < kSubtiles; ++sub) {
+#pragma unroll
+      for (int r = 0; r < Wgmma::kAccumulators; r += 2) {
+        const ptx::RowCol p = ptx::accumulator_position(t, r);
+        const int64_t row = m0 + warpgroup * 64 + sub * 128 + p.row, col = n0 + p.col;
+        const float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+        if (row < M && col < N)
+          *reinterpret_cast<__nv_bfloat162*>(args.d + row * N + col) =
+              __floats2bfloat162_rn(final_sub[r], final_sub[r + 1]);
+      }
+    }
+  }
+}
+
+template <int BLOCK_M>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
+  using Tile = TileConfig<BLOCK_M>;
+  // TMA loads of A, B and scale A (16-byte aligned global addresses), one float at a time of
+  // scale B, 4-byte bf16x2 stores of D.
+  gemm::check_arguments(args, {.who = kWho,
+                               .align_a = 16,
+                               .align_b = 16,
+                               .align_sa = 16,
+                               .align_sb = 4,
+                               .align_d = 4,
+                               .block_m = BLOCK_M,
+                               .block_n = BLOCK_N});
+  const auto [M, N, K] = args.shape;
+  const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(M, K, BLOCK_M), args.a);
+  const CUtensorMap map_b = gemm::make_tensor_map(swizzled_view(N, K, BLOCK_N), args.b);
+  const CUtensorMap map_sa = gemm::make_tensor_map(scale_a_view(args.shape, BLOCK_M), args.sa);
+  const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, kWho);
+  gemm::launch(kWho, args.trace ? gemm_kernel<BLOCK_M, true> : gemm_kernel<BLOCK_M, false>,
+               {grid, kNumThreads, Tile::kSmemBytes, stream}, map_a, map_b, map_sa, args);
+}
+
+// The 256-row tile wherever M has more than one 128-row tile's worth of rows; below, its second
+// sub-tile would be all padding.
+int choose_block_m(const gemm::Shape& s) {
+  return s.m > 128 ? 256 : 128;
+}
+
+void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
+  if (choose_block_m(args.shape) == 256) return launch_tile<256>(args, stream);
+  launch_tile<128>(args, stream);
+}
+
+// The README's ablation: the 128-row tile on every shape.
+void gemm_block_m_128(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<128>(args, stream);
+}
+
+}  // namespace ch14_promote32
+
+// ---- The measurement (chapter 14) ----
+
+namespace {
+
+constexpr const char* kProgram = "promotion_price";
+
+// Chapter 06's bound (tensor_core_fp8_tolerance(K, 128), common/reference.hpp), re-derived for
+// promotion every 32: the tensor core now sums 32 products at a time, so up to 32 losses of 2^-13
+// of the running sum pile up (not 128), and the fp32 FFMAs add K / 32 promoted sums (not K / 128),
+// plus the scale product and the dequantisation: (K / 32 + 3) x 2^-24 of sum|a*b|.
+gemm::Tolerance promote32_tolerance(const gemm::Shape& s) {
+  return {0x1.0p-8, 32 * 0x1.0p-13 + double(s.k / 32 + 3) * 0x1.0p-24, 0.0};
+}
+
+std::vector<uint16_t> run_and_download(void (*launch)(const gemm::GemmArgs&, cudaStream_t),
+                                       const gemm::DeviceProblem& dev) {
+  dev.poison();
+  launch(dev.args(), nullptr);
+  CUDA_CHECK_LAUNCH();
+  return dev.download_d();
+}
+
+// The copy's D against the CPU reference (bands of rows at large shapes) and against chapter 06.
+bool check(const gemm::HostProblem& host, const gemm::DeviceProblem& dev) {
+  const std::vector<uint16_t> d = run_and_download(ch14_promote32::gemm, dev);
+  const gemm::ReferenceCheck ref = gemm::check_against_reference(
+      host, d, promote32_tolerance(host.shape), gemm::kCpuReferenceMacs);
+  const bool ok = ref.unwritten_total == 0 && ref.nan_total == 0 && ref.on_bands.over_bound == 0 &&
+                  ref.on_bands.rel_diff <= gemm::kRelDiffTensorCore;
+  std::printf("  vs CPU reference, %lld rows: %s  [%s]\n", (long long)ref.rows_checked,
+              ref.on_bands.str().c_str(), ok ? "PASS" : "FAIL");
+  const std::vector<uint16_t> d06 = run_and_download(ch06::gemm, dev);
+  const gemm::Comparison c = gemm::compare_outputs(d, d06, gemm::Tolerance{1.0, 0.0, INFINITY});
+  std::printf(
+      "  vs chapter 06 (not bit for bit: its tensor core sums 128 products): %s, %lld of "
+      "%zu elements differ\n",
+      c.str().c_str(), (long long)gemm::count_bit_differences(d, d06), d.size());
+  return ok;
+}
+
+void print_timing(const char* what, const gemm::Shape& s, const gemm::Timing& t) {
+  std::printf("  %-24s %9.1f %8.1f %11.1f %8.1f  (%d runs)\n", what, t.median_ms * 1e3,
+              gemm::tflops(s, t.median_ms), t.kernel_ms * 1e3,
+              t.kernel_ms > 0 ? gemm::tflops(s, t.kernel_ms) : 0.0, t.runs);
+}
+
+void time_both(const gemm::DeviceProblem& dev, const gemm::TimingOptions& opt,
+               const gemm::L2Flusher& flusher) {
+  const gemm::Shape& s = dev.shape();
+  const gemm::GemmArgs args = dev.args();
+  std::printf("  %-24s %9s %8s %11s %8s\n", "", "us", "TFLOPS", "kernel us", "TFLOPS");
+  const gemm::Timing t06 = gemm::time_launch(
+      [&](cudaStream_t st) {
+        ch06::gemm(args, st);
+        CUDA_CHECK_LAUNCH();
+      },
+      flusher, nullptr, opt);
+  print_timing("chapter 06 (every 128)", s, t06);
+  const gemm::Timing t32 = gemm::time_launch(
+      [&](cudaStream_t st) {
+        ch14_promote32::gemm(args, st);
+        CUDA_CHECK_LAUNCH();
+      },
+      flusher, nullptr, opt);
+  print_timing("promoting every 32", s, t32);
+  std::printf("  every 32 / every 128: x%.3f by events", t06.median_ms / t32.median_ms);
+  if (t06.kernel_ms > 0 && t32.kernel_ms > 0)
+    std::printf(", x%.3f by CUPTI", t06.kernel_ms / t32.kernel_ms);
+  std::printf(" (TFLOPS ratio)\n");
+}
+
+bool given(int argc, char** argv, const char* flag) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], flag) == 0) return true;
+  return false;
+}
+
+// --accuracy: the CPU study of scale_accuracy.hpp, one table.
+int accuracy(const gemm::CliOptions& cli, int argc, char** argv) {
+  const int64_t m = given(argc, argv, "--m") ? cli.shape.m : 128;
+  const int64_t n = given(argc, argv, "--n") ? cli.shape.n : 256;
+  std::vector<int64_t> ks = {512, 2048, 8192, 32768};
+  if (given(argc, argv, "--k")) ks = {cli.shape.k};
+  namespace acc = ch14::accuracy;
+  std::printf(
+      "%s --accuracy: M = %lld, N = %lld, seed %llu; make_problem's unquantised inputs "
+      "(normal values, a magnitude 2^[-4, 4) per 1 x 128 of A and 128 x 128 of B),\n"
+      "each scheme's D summed exactly (double) against the exact product of the "
+      "unquantised inputs.\n",
+      kProgram, (long long)m, (long long)n, (unsigned long long)cli.seed);
+  for (int s = 0; s < acc::kSchemes; ++s) std::printf("  %s\n", acc::kSchemeNames[s]);
+  // norm: ||D - D0|| / ||D0||; calc_diff: DeepGEMM's; worst: max |d - d0| / RMS(D0).
+  std::printf(
+      "\n| K | norm (a) | (b) | (c) | calc_diff (a) | (b) | (c) | worst (a) | (b) | (c) |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (int64_t k : ks) {
+    if (k % gemm::kScaleBlock != 0) throw gemm::UnsupportedError("K must be a multiple of 128");
+    const acc::Row row = acc::study(m, n, k, cli.seed);
+    std::printf("| %lld |", (long long)k);
+    for (int s = 0; s < acc::kSchemes; ++s) std::printf(" %.3e |", row.error[s].norm_rel);
+    for (int s = 0; s < acc::kSchemes; ++s) std::printf(" %.3e |", row.error[s].calc_diff);
+    for (int s = 0; s < acc::kSchemes; ++s) std::printf(" %.3e |", row.error[s].max_over_rms);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --accuracy is this program's own flag; the others are the chapters' (common/cli.hpp).
+  bool accuracy_mode = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::strcmp(argv[i], "--accuracy") == 0)
+      accuracy_mode = true;
+    else
+      args.push_back(argv[i]);
+  }
+  const int nargs = int(args.size());
+  gemm::CliOptions cli;
+  try {
+    cli = gemm::parse_cli(nargs, args.data(), gemm::kDefaultShape);
+  } catch (const std::exception& e) {
+    std::printf("%s: cannot run: %s\n", kProgram, e.what());
+    return 2;
+  }
+  if (cli.help) {
+    std::printf("%s", gemm::cli_usage(kProgram,
+                                      "chapter 06's kernel promoting every 32 elements of K beside "
+                                      "chapter 06 (every 128); --accuracy: the CPU study of 1 x 32 "
+                                      "UE8M0 scales against DeepGEMM's (no GPU)")
+                          .c_str());
+    return 0;
+  }
+  try {
+    if (accuracy_mode) return accuracy(cli, nargs, args.data());
+    if (std::string why = gemm::hopper_unavailable_reason(); !why.empty()) {
+      std::printf("%s: cannot run: %s\n", kProgram, why.c_str());
+      return 2;
+    }
+    std::vector<gemm::Shape> shapes;
+    if (given(nargs, args.data(), "--m") || given(nargs, args.data(), "--n") ||
+        given(nargs, args.data(), "--k"))
+      shapes.push_back(cli.shape);
+    else
+      shapes = {{4096, 7168, 16384}, {4096, 2112, 7168}, {128, 7168, 16384}, {64, 7168, 16384}};
+    gemm::TimingOptions opt;
+    opt.runs = cli.iters;
+    opt.kernel_time = true;
+    bool ok = true;
+    std::unique_ptr<gemm::L2Flusher> flusher;
+    if (cli.timing) flusher = std::make_unique<gemm::L2Flusher>();
+    for (const gemm::Shape& s : shapes) {
+      std::printf("%s\n", s.str().c_str());
+      const gemm::HostProblem host = gemm::make_problem(s, cli.seed, gemm::Scales::Random);
+      const gemm::DeviceProblem dev(host);
+      if (cli.check) ok &= check(host, dev);
+      if (cli.timing) time_both(dev, opt, *flusher);
+    }
+    std::printf("%s\n", ok ? "all checks passed" : "a check FAILED");
+    return ok ? 0 : 1;
+  } catch (const gemm::UnsupportedError& e) {
+    std::printf("%s: cannot run: %s\n", kProgram, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    return 1;
+  }
+}
