@@ -253,6 +253,12 @@ const std::vector<Chapter>& chapters() {
        // The operands converted to f16 once per stage, f16 mma.sync m16n8k16 on them: the same
        // products, without the conversion that the e4m3 instruction does per warp on sm_90a.
        .ablations = {{"operands=f16", ch14::gemm_f16}}},
+      // Not a dense GEMM: G problems in one launch (chapters/15_grouped_gemm/grouped.hpp), with its
+      // own binary, tests and the benchmark's grouped table.
+      {.number = 15,
+       .dir = "15_grouped_gemm",
+       .idea = "the scheduler learns groups: contiguous and masked grouped GEMM for "
+               "mixture-of-experts, on chapter 12's kernel"},
   };
   return list;
 }

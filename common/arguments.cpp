@@ -41,7 +41,10 @@ bool overlap(const Tensor& x, const Tensor& y) {
 }  // namespace
 
 std::string pointer_error(const GemmArgs& args, const KernelNeeds& needs) {
-  const Extents e = extents(args.shape);
+  return pointer_error(args, needs, extents(args.shape));
+}
+
+std::string pointer_error(const GemmArgs& args, const KernelNeeds& needs, const Extents& e) {
   const Tensor d{"D", args.d, needs.align_d, e.d};
   const Tensor inputs[] = {{"A", args.a, needs.align_a, e.a},
                            {"B", args.b, needs.align_b, e.b},

@@ -38,6 +38,8 @@ std::string grid_error(const Shape& s, int64_t block_m, int64_t block_n, const c
 // Empty when the pointers suit `needs`: none null, each aligned as needed, and D overlapping none
 // of A, B, sA or sB (inputs may alias each other: they are only read). Pure host arithmetic.
 std::string pointer_error(const GemmArgs& args, const KernelNeeds& needs);
+// The same for tensors of other extents (bytes; chapter 15's grouped tensors).
+std::string pointer_error(const GemmArgs& args, const KernelNeeds& needs, const Extents& e);
 
 // Empty when the current CUDA device is an sm_90 GPU; otherwise a sentence. Asked of the driver
 // once per device and remembered (thread-safe).

@@ -33,11 +33,15 @@ void require_hopper() {
 DeviceProblem::DeviceProblem(const HostProblem& p)
     : shape_(p.shape), a_(p.a), b_(p.b), sa_(p.sa), sb_(p.sb), d_(size_t(p.shape.m * p.shape.n)) {}
 
-void DeviceProblem::poison(cudaStream_t stream) const {
-  const size_t count = d_.size();
-  fill_u16<<<unsigned((count + 255) / 256), 256, 0, stream>>>(reinterpret_cast<uint16_t*>(d_.get()),
-                                                              count, kPoisonBits);
+void poison_bf16(bf16* d, size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_u16<<<unsigned((count + 255) / 256), 256, 0, stream>>>(reinterpret_cast<uint16_t*>(d), count,
+                                                              kPoisonBits);
   CUDA_CHECK_LAUNCH();
+}
+
+void DeviceProblem::poison(cudaStream_t stream) const {
+  poison_bf16(d_.get(), d_.size(), stream);
 }
 
 std::vector<uint16_t> DeviceProblem::download_d() const {

@@ -68,6 +68,9 @@ inline dim3 tile_grid(const Shape& s, int64_t block_m, int64_t block_n, const ch
   return dim3(unsigned((s.n + block_n - 1) / block_n), unsigned((s.m + block_m - 1) / block_m));
 }
 
+// Writes kPoisonBits (common/reference.hpp) into count bf16 values at d, on stream.
+void poison_bf16(bf16* d, size_t count, cudaStream_t stream = nullptr);
+
 // A HostProblem on the device, with an output buffer D.
 class DeviceProblem {
  public:

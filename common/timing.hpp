@@ -45,14 +45,20 @@ struct TimingOptions {
   // Also the kernels' own time through CUPTI, in as many runs again after the event-timed ones:
   // Timing::kernel_ms.
   bool kernel_time = false;
+  // With kernel_time: each run's kernel time is the sum of its kernels' durations instead of the
+  // span from the first one's start to the last one's end. For a launch of several kernels one
+  // after another (the progression benchmark's dense_per_group rows: chapter 13 once per group),
+  // where the span would also count the gaps between them.
+  bool kernel_time_sum = false;
 };
 
 struct Timing {
   double median_ms = 0;
   int runs = 0;  // how many timed runs the median is of (fewer than asked for a slow kernel)
   // With kernel_time: the median over its own runs of the span from the first kernel's start to
-  // the last one's end (a peer may launch two), from CUPTI; 0 where not asked for, or where CUPTI
-  // could not record (another tool holding it: ncu, compute-sanitizer).
+  // the last one's end (a peer may launch two), or with kernel_time_sum of the sum of the kernels'
+  // durations, from CUPTI; 0 where not asked for, or where CUPTI could not record (another tool
+  // holding it: ncu, compute-sanitizer).
   double kernel_ms = 0;
 };
 

@@ -8,7 +8,10 @@ Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a ch
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, in another
 call; and as published for the H800) are quoted, labelled as such, in the comparison of the last
-chapter with the peers and in the chart.
+chapter with the peers and in the chart. The grouped entries of chapter 15
+("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
+"## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
+(an older JSON) has none.
 """
 import argparse
 import json
@@ -72,27 +75,96 @@ DEEPGEMM_H800 = {
     "4096x7168x16384": 1520, "4096x4096x7168": 1410, "4096x7168x2048": 1168,
 }
 
+# The grouped GEMMs (chapter 15): the benchmark's entries "<kernel>/<layout>/<groups>x<expected
+# rows>/<N>x<K>", the chapter's and its peer's, chapter 13 launched once per group.
+GROUPED_CHAPTER = "15_grouped_gemm"
+GROUPED_PEER = "dense_per_group"
+GROUPED_LAYOUTS = ("contiguous", "masked")
+GROUPED_HEADLINE = "contiguous/8x4096/6144x7168"  # TFLOPS
+GROUPED_SMALL_HEADLINE = "masked/32x20/6144x7168"  # GB/s: a decoding step, a stream of B
+# Masked shapes whose groups are expected to have fewer rows than the smallest tile (64): GB/s.
+SMALL_GROUP_ROWS = 64
+# DeepGEMM 2.6.1's grouped GEMMs on our H100 SXM, in the same call on 2026-11-26 as its dense
+# figures above (docs/method.md, "2.6.1's grouped GEMMs"), commit 54e2261 (main, June 2026): rows
+# per group drawn uniformly in [0.7, 1.3] x the expected rows, contiguous groups padded to 128
+# rows, masked max_m 4096; TFLOPS and GB/s count valid rows only. TFLOPS by CUDA events with an
+# 8 GiB flush before each run, median of 30; by the kernel alone (PyTorch's profiler); GB/s by the
+# events.
+DEEPGEMM_GROUPED = {
+    "contiguous/4x8192/6144x7168": 1424, "contiguous/4x8192/7168x3072": 1363,
+    "contiguous/4x8192/4096x4096": 1386, "contiguous/4x8192/4096x2048": 1293,
+    "contiguous/8x4096/6144x7168": 1409, "contiguous/8x4096/7168x3072": 1347,
+    "contiguous/8x4096/4096x4096": 1350, "contiguous/8x4096/4096x2048": 1280,
+    "masked/32x192/6144x7168": 913, "masked/32x192/7168x3072": 793,
+    "masked/32x192/4096x4096": 794, "masked/32x192/4096x2048": 717,
+    "masked/6x1024/6144x7168": 1278, "masked/6x1024/7168x3072": 1239,
+    "masked/6x1024/4096x4096": 1228, "masked/6x1024/4096x2048": 1105,
+    "masked/32x20/6144x7168": 109, "masked/32x20/7168x3072": 103,
+    "masked/32x20/4096x4096": 101, "masked/32x20/4096x2048": 93,
+    "masked/6x20/6144x7168": 86, "masked/6x20/7168x3072": 76,
+    "masked/6x20/4096x4096": 73, "masked/6x20/4096x2048": 72,
+}
+DEEPGEMM_GROUPED_KERNEL = {
+    "contiguous/4x8192/6144x7168": 1427, "contiguous/4x8192/7168x3072": 1365,
+    "contiguous/4x8192/4096x4096": 1391, "contiguous/4x8192/4096x2048": 1304,
+    "contiguous/8x4096/6144x7168": 1409, "contiguous/8x4096/7168x3072": 1353,
+    "contiguous/8x4096/4096x4096": 1356, "contiguous/8x4096/4096x2048": 1290,
+    "masked/32x192/6144x7168": 918, "masked/32x192/7168x3072": 800,
+    "masked/32x192/4096x4096": 803, "masked/32x192/4096x2048": 734,
+    "masked/6x1024/6144x7168": 1288, "masked/6x1024/7168x3072": 1255,
+    "masked/6x1024/4096x4096": 1254, "masked/6x1024/4096x2048": 1151,
+    "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 105,
+    "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95,
+    "masked/6x20/6144x7168": 89, "masked/6x20/7168x3072": 79,
+    "masked/6x20/4096x4096": 77, "masked/6x20/4096x2048": 81,
+}
+DEEPGEMM_GROUPED_GBPS = {
+    "contiguous/4x8192/6144x7168": 407, "contiguous/4x8192/7168x3072": 620,
+    "contiguous/4x8192/4096x4096": 580, "contiguous/4x8192/4096x2048": 867,
+    "contiguous/8x4096/6144x7168": 466, "contiguous/8x4096/7168x3072": 696,
+    "contiguous/8x4096/4096x4096": 654, "contiguous/8x4096/4096x2048": 948,
+    "masked/32x192/6144x7168": 2498, "masked/32x192/7168x3072": 2409,
+    "masked/32x192/4096x4096": 2410, "masked/32x192/4096x2048": 2333,
+    "masked/6x1024/6144x7168": 868, "masked/6x1024/7168x3072": 1064,
+    "masked/6x1024/4096x4096": 1027, "masked/6x1024/4096x2048": 1200,
+    "masked/32x20/6144x7168": 2842, "masked/32x20/7168x3072": 2648,
+    "masked/32x20/4096x4096": 2668, "masked/32x20/4096x2048": 2475,
+    "masked/6x20/6144x7168": 2489, "masked/6x20/7168x3072": 2158,
+    "masked/6x20/4096x4096": 1990, "masked/6x20/4096x2048": 1648,
+}
+# Its GB/s by the kernel alone: the same bytes over the kernel's time, from its two TFLOPS figures.
+DEEPGEMM_GROUPED_GBPS_KERNEL = {
+    s: DEEPGEMM_GROUPED_GBPS[s] * DEEPGEMM_GROUPED_KERNEL[s] / DEEPGEMM_GROUPED[s]
+    for s in DEEPGEMM_GROUPED}
+
 
 def load(path):
     with open(path) as f:
         data = json.load(f)
     rows, shapes = {}, []
     for b in data["benchmarks"]:
+        if is_grouped_entry(b["name"]):  # load_grouped's
+            continue
         name, shape = b["name"].split("/")[:2]
-        if b.get("error_occurred"):
-            value = None
-        else:
-            # TFLOPS and GB/s by the events, the events' median, and TFLOPS by the kernels' own
-            # time (CUPTI, "kernel_us"), where the run recorded it: the same flops over less time.
-            kernel_us = b.get("kernel_us")
-            by_kernel = b["TFLOPS"] * b["median_us"] / kernel_us if kernel_us else None
-            value = (b["TFLOPS"], b["GBps"], b["median_us"], by_kernel)
+        value = entry_value(b)
         rows.setdefault(name, {})[shape] = value
         if shape not in shapes:
             shapes.append(shape)
     order = sorted(r for r in rows if is_chapter(r)) + [p for p in PEER_NOTES if p in rows]
     ablations = [r for r in rows if "[" in r]  # in the benchmark's (the registry's) order
     return data.get("context", {}), order, ablations, rows, shapes
+
+
+def entry_value(b):
+    """An entry's figures, None where it failed: TFLOPS and GB/s by the events, the events' median,
+    TFLOPS by the kernels' own time (CUPTI, "kernel_us") where the run recorded it (the same flops
+    over less time), and GB/s by the kernels' own time likewise."""
+    if b.get("error_occurred"):
+        return None
+    kernel_us = b.get("kernel_us")
+    by_kernel = b["TFLOPS"] * b["median_us"] / kernel_us if kernel_us else None
+    gbps_by_kernel = b["GBps"] * b["median_us"] / kernel_us if kernel_us else None
+    return (b["TFLOPS"], b["GBps"], b["median_us"], by_kernel, gbps_by_kernel)
 
 
 # Side chapters: outside the main line (not its "last chapter", not in its chain of previous
@@ -191,7 +263,144 @@ def ablation_table(order, ablations, rows, shapes):
     return "\n".join(out)
 
 
-def markdown(context, order, ablations, rows, shapes):
+def is_grouped_entry(name):
+    """A grouped entry: "15_grouped_gemm/masked/32x20/6144x7168" or "dense_per_group/...", not a
+    dense one ("13_ffma_interleave/64x2112x7168")."""
+    parts = name.split("/")
+    return len(parts) == 4 and parts[1] in GROUPED_LAYOUTS
+
+
+def load_grouped(path):
+    """The grouped entries of a run, or None where it has none (an older run): the chapter's name,
+    the shapes in the benchmark's order ("masked/32x20/6144x7168") and, per shape, the chapter's
+    figures ("ours") and chapter 13's once per group ("dense"), as entry_value gives them."""
+    with open(path) as f:
+        data = json.load(f)
+    grouped = {"chapter": GROUPED_CHAPTER, "shapes": [], "ours": {}, "dense": {}}
+    for b in data["benchmarks"]:
+        if not is_grouped_entry(b["name"]):
+            continue
+        kernel, shape = b["name"].split("/", 1)
+        if kernel == GROUPED_PEER:
+            grouped["dense"][shape] = entry_value(b)
+        else:
+            grouped["chapter"] = kernel
+            grouped["ours"][shape] = entry_value(b)
+        if shape not in grouped["shapes"]:
+            grouped["shapes"].append(shape)
+    return grouped if grouped["shapes"] else None
+
+
+def grouped_cells(shape):
+    """A grouped shape's first four cells: layout, groups x rows, N, K."""
+    layout, rows, nk = shape.split("/")
+    return [layout, rows.replace("x", " x "), *nk.split("x")]
+
+
+def grouped_key(cells):
+    """The shape back from those cells (a table of docs/progression.md)."""
+    return f"{cells[0]}/{shape_key(cells[1])}/{cells[2]}x{cells[3]}"
+
+
+def is_small_group(shape):
+    layout, rows, _ = shape.split("/")
+    return layout == "masked" and int(rows.split("x")[1]) < SMALL_GROUP_ROWS
+
+
+def ratio_text(ours, theirs):
+    return "-" if not ours or not theirs else f"{ours / theirs:.2f}"
+
+
+GROUPED_HEAD = ["layout", "groups x rows", "N", "K", "this chapter TFLOPS",
+                "DeepGEMM 2.6.1 TFLOPS", "ratio", "dense per group TFLOPS"]
+GROUPED_GBPS_HEAD = ["layout", "groups x rows", "N", "K", "this chapter GB/s",
+                     "DeepGEMM 2.6.1 GB/s", "ratio"]
+
+
+def head_lines(head):
+    return ["| " + " | ".join(head) + " |", "| --- | --- |" + " ---: |" * (len(head) - 2)]
+
+
+def grouped_table(grouped, field=0, deepgemm=None):
+    """One row per grouped shape: the chapter's TFLOPS, DeepGEMM 2.6.1's, their ratio, and chapter
+    13 once per group. field 0: by the events, against DeepGEMM's events; 3: by the kernels' own
+    time, against DeepGEMM's kernel-only times."""
+    deepgemm = DEEPGEMM_GROUPED if deepgemm is None else deepgemm
+    lines = head_lines(GROUPED_HEAD)
+    for s in grouped["shapes"]:
+        ours, dense = (grouped[k].get(s) for k in ("ours", "dense"))
+        ours = None if ours is None else ours[field]
+        dense = None if dense is None else dense[field]
+        lines.append("| " + " | ".join(grouped_cells(s) + [
+            fmt(ours), fmt(deepgemm.get(s)), ratio_text(ours, deepgemm.get(s)), fmt(dense)]) + " |")
+    return "\n".join(lines)
+
+
+def grouped_gbps_table(grouped, field=1, deepgemm=None):
+    """GB/s at the masked shapes of a few rows per group (is_small_group), where the work is a
+    stream of B: the chapter's, DeepGEMM 2.6.1's and their ratio. field 1: by the events; 4: by the
+    kernels' own time, against DeepGEMM's kernel-only GB/s."""
+    deepgemm = DEEPGEMM_GROUPED_GBPS if deepgemm is None else deepgemm
+    lines = head_lines(GROUPED_GBPS_HEAD)
+    for s in grouped["shapes"]:
+        if not is_small_group(s):
+            continue
+        ours = grouped["ours"].get(s)
+        ours = None if ours is None else ours[field]
+        lines.append("| " + " | ".join(grouped_cells(s) + [
+            fmt(ours), fmt(deepgemm.get(s)), ratio_text(ours, deepgemm.get(s))]) + " |")
+    return "\n".join(lines)
+
+
+def grouped_markdown(grouped):
+    chapter = grouped["chapter"]
+    out = [
+        "## Grouped",
+        "",
+        f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method in one call on",
+        "2026-11-26 (not this run; [method.md](method.md)), and against chapter 13's dense kernel",
+        "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
+        "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
+        "rows drawn uniformly in [0.7, 1.3] x that with a fixed seed; contiguous groups padded to",
+        "128 rows, masked max_m 4096. TFLOPS (2 x valid rows x N x K / t) and GB/s (valid rows of",
+        "A and D, all of B) count valid rows only. By the events; ratio: this chapter / DeepGEMM",
+        "2.6.1. `-`: not available.",
+        "",
+        grouped_table(grouped),
+        "",
+    ]
+    if any(is_small_group(s) for s in grouped["shapes"]):
+        out += [
+            "GB/s where a group is expected to have fewer rows than the smallest tile",
+            f"({SMALL_GROUP_ROWS}): the work is a stream of B, whose bar is the {COPY_GBPS} GB/s a",
+            "device-to-device copy reaches on our H100 ([method.md](method.md)). The rows drawn",
+            "here are not DeepGEMM's (another generator): at these shapes a few rows more or less",
+            "move TFLOPS by several percent and GB/s, which B's bytes dominate, hardly at all.",
+            "",
+            grouped_gbps_table(grouped),
+            "",
+        ]
+    if any(v is not None and v[3] is not None
+           for k in ("ours", "dense") for v in grouped[k].values()):
+        out += [
+            "## Grouped, by the kernels' own time (CUPTI)",
+            "",
+            "The same tables by the kernels' own time (CUPTI), median of the same runs: the",
+            "chapter's one kernel; chapter 13 once per group as the sum of its kernels' durations",
+            "(the gaps between its launches left out); DeepGEMM 2.6.1 by its kernel-only times",
+            "from PyTorch's profiler ([method.md](method.md)), its GB/s the same bytes over that",
+            "time.",
+            "",
+            grouped_table(grouped, 3, DEEPGEMM_GROUPED_KERNEL),
+            "",
+        ]
+        if any(is_small_group(s) for s in grouped["shapes"]):
+            out += [grouped_gbps_table(grouped, 4, DEEPGEMM_GROUPED_GBPS_KERNEL), ""]
+    return out
+
+
+def markdown(context, order, ablations, rows, shapes, grouped=None):
     gpu = context.get("gpu", "GPU")
     date = context.get("date", "")
     timing = context.get("timing", "")
@@ -251,13 +460,19 @@ def markdown(context, order, ablations, rows, shapes):
             "",
             ablation_table(order, ablations, rows, shapes),
         ]
+    if grouped:
+        out += grouped_markdown(grouped)
     out += [
         "## Peers",
         "",
     ]
     out += [f"- `{p}`: {n}" for p, n in PEER_NOTES.items() if p in rows]
+    if grouped:
+        out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
+                "launch after another in one timed run (the grouped shapes)"]
     out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, one call on 2026-11-26, events, 8 GiB "
-            "flush, median of 30 ([method.md](method.md); not this run)",
+            "flush, median of 30 ([method.md](method.md); not this run)"
+            + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
 
@@ -323,6 +538,8 @@ def line_chart(ax, order, rows):
 #   <!-- generated: table 4096x7168x16384 ... -->  a chapter's numbers on the shapes named
 #   <!-- generated: chapters -->                  the top README's table of the book
 #   <!-- generated: standing -->                  the top README's bullets on the last chapter
+#   <!-- generated: grouped-headline -->          the grouped chapter's headline against DeepGEMM
+#   <!-- generated: grouped-table -->             its table of the grouped shapes (## Grouped)
 # each closed by <!-- end generated -->. `--readmes` rewrites them, `--check-readmes` fails where a
 # block differs from what docs/progression.md gives (a ctest, so CI keeps them in step).
 
@@ -346,6 +563,7 @@ IDEAS = {
     "12": "split-K across a cluster through distributed shared memory",
     "13": "FFMA yield and reuse bits rewritten in the SASS",
     "14": "side road: warp-level mma.sync and ldmatrix; why Hopper needs wgmma",
+    "15": "the scheduler learns groups: contiguous and masked grouped GEMM for mixture-of-experts",
 }
 
 
@@ -364,13 +582,15 @@ def bytes_per_flop(shape):
 
 def parse_markdown(path):
     """The committed run as docs/progression.md has it: its date and GPU, the TFLOPS, GB/s and
-    kernel-time tables (kernel -> shape -> value) and the ablation tables."""
+    kernel-time tables (kernel -> shape -> value), the ablation tables, and the grouped tables
+    (grouped shape -> column -> value; empty where the run has no grouped entries)."""
     with open(path) as f:
         lines = f.read().split("\n")
-    run = {"tflops": {}, "gbps": {}, "kernel": {}, "ablations": {}}
+    run = {"tflops": {}, "gbps": {}, "kernel": {}, "ablations": {}, "grouped": {},
+           "grouped_kernel": {}}
     first = lines[2]  # "Measured on <gpu>, <date>. Timing: ..."
     run["gpu"], run["date"] = first[len("Measured on "):first.index(". Timing")].rsplit(", ", 1)
-    section, i = None, 0
+    section, grouped, i = None, None, 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("## TFLOPS"):
@@ -381,8 +601,25 @@ def parse_markdown(path):
             section = run["kernel"]
         elif line.startswith("### "):
             section = run["ablations"].setdefault(line[4:].strip(), {})
+        elif line == "## Grouped":
+            section, grouped = None, run["grouped"]
+        elif line.startswith("## Grouped, by the kernels' own time"):
+            section, grouped = None, run["grouped_kernel"]
         elif line.startswith("## "):
-            section = None
+            section, grouped = None, None
+        elif line.startswith("| layout |") and grouped is not None:
+            # A grouped table: rows the grouped shapes, columns as its head names them (two
+            # tables in a section, TFLOPS and GB/s, fill the same rows: their ratios are
+            # "ratio TFLOPS" and "ratio GB/s").
+            head = [c.strip() for c in line.strip("|").split("|")]
+            head = [f"ratio {head[4].split()[-1]}" if h == "ratio" else h for h in head]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip("|").split("|")]
+                grouped.setdefault(grouped_key(cells), {}).update(
+                    {h: None if v == "-" else float(v) for h, v in zip(head[4:], cells[4:])})
+                i += 1
+            continue
         elif line.startswith("| ") and section is not None and not section.get("_done"):
             head = [c.strip() for c in line.strip("|").split("|")]
             i += 2
@@ -432,6 +669,8 @@ def source_line(run, link):
 
 def headline_block(run, name, link):
     t, g = run["tflops"], run["gbps"]
+    if name == GROUPED_CHAPTER:  # not a dense chapter: its grouped headline
+        return grouped_headline_block(run, link)
     if name not in t:
         return ("(Not timed: the chapter is one instruction, not a GEMM.)" if name[:2] == "01" else
                 "(Not in the committed run yet: " + source_line(run, link) + ")")
@@ -445,6 +684,52 @@ def headline_block(run, name, link):
             text += f" (chapter {prev[:2]}: {fmt(before)}, x{ours / before:.2f})"
         parts.append(text)
     return " · ".join(parts) + ". " + source_line(run, link)
+
+
+def grouped_label(shape):
+    layout, rows, nk = shape.split("/")
+    return f"{layout} {rows.replace('x', ' x ')} at {nk.replace('x', ' x ')}"
+
+
+def grouped_source_line(run, link):
+    return ("DeepGEMM 2.6.1: measured on our H100 on 2026-11-26, not this run "
+            f"([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
+            "count valid rows only. " + source_line(run, link))
+
+
+def grouped_headline_block(run, link):
+    """The grouped chapter's headline: a contiguous prefill's TFLOPS and a masked decoding step's
+    GB/s, each beside DeepGEMM 2.6.1's."""
+    g = run["grouped"]
+    if not g:
+        return "(Not in the committed run yet: " + source_line(run, link) + ")"
+    parts = []
+    for shape, unit, deepgemm in ((GROUPED_HEADLINE, "TFLOPS", DEEPGEMM_GROUPED),
+                                  (GROUPED_SMALL_HEADLINE, "GB/s", DEEPGEMM_GROUPED_GBPS)):
+        row = g.get(shape, {})
+        ours, ratio_cell = row.get(f"this chapter {unit}"), row.get(f"ratio {unit}")
+        text = f"**{grouped_label(shape)}: {fmt(ours)} {unit}**"
+        if ours and ratio_cell:  # the table's ratio, of the unrounded figures
+            text += f" (DeepGEMM 2.6.1: {fmt(deepgemm[shape])}, x{ratio_cell:.2f})"
+        parts.append(text)
+    return " · ".join(parts) + ". " + grouped_source_line(run, link)
+
+
+def grouped_table_block(run, link):
+    """The table of docs/progression.md's ## Grouped, as it is there."""
+    g = run["grouped"]
+    if not g:
+        return "(Not in the committed run yet: " + source_line(run, link) + ")"
+    lines = head_lines(GROUPED_HEAD)
+    for shape, v in g.items():
+        ours = v.get("this chapter TFLOPS")
+        lines.append("| " + " | ".join(grouped_cells(shape) + [
+            fmt(ours), fmt(v.get("DeepGEMM 2.6.1 TFLOPS")),
+            "-" if v.get("ratio TFLOPS") is None else f"{v['ratio TFLOPS']:.2f}",
+            fmt(v.get("dense per group TFLOPS"))]) + " |")
+    note = ("TFLOPS by CUDA events; ratio: this chapter / DeepGEMM 2.6.1; dense per group: chapter "
+            "13 launched once per group, the same run. " + grouped_source_line(run, link))
+    return "\n".join(lines) + "\n\n" + note
 
 
 def best_cublaslt(run, table, shape):
@@ -487,6 +772,9 @@ def chapters_block(run, chapter_dirs):
              f"GB/s at {pretty(SMALL_HEADLINE)} |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for d in chapter_dirs:
         n = d[:2]
+        if d == GROUPED_CHAPTER:
+            lines.append(grouped_chapter_row(run, d))
+            continue
         ours = t.get(d, {}).get(HEADLINE)
         prev = previous_chapter(run, d)
         ratio = f"x{ours / t[prev][HEADLINE]:.2f}" if prev and ours else ""
@@ -505,6 +793,17 @@ def chapters_block(run, chapter_dirs):
     for name, big, small in peers:
         lines.append(f"| | peer | {name} | {fmt(big)} | | {fmt(small)} |")
     return "\n".join(lines) + "\n\n" + source_line(run, "docs/progression.md")
+
+
+def grouped_chapter_row(run, d):
+    """The grouped chapter's row of the top table: its grouped headline in the dense columns."""
+    g = run["grouped"]
+    big = g.get(GROUPED_HEADLINE, {}).get("this chapter TFLOPS")
+    small = g.get(GROUPED_SMALL_HEADLINE, {}).get("this chapter GB/s")
+    return (f"| {d[:2]} | [{d[3:].replace('_', ' ')}](chapters/{d}) | {IDEAS.get(d[:2], '')} | "
+            + (f"{fmt(big)} ({grouped_label(GROUPED_HEADLINE)})" if big else "(not in this run)")
+            + " | | " + (f"{fmt(small)} ({grouped_label(GROUPED_SMALL_HEADLINE)})" if small else "")
+            + " |")
 
 
 def standing_block(run):
@@ -556,7 +855,7 @@ def readme_blocks(root=ROOT, check=False):
     run = parse_markdown(os.path.join(root, "docs", "progression.md"))
     dirs = sorted(os.path.basename(d) for d in glob.glob(os.path.join(root, "chapters", "[0-9][0-9]_*"))
                   if os.path.isdir(d))
-    pattern = re.compile(r"(<!-- generated: (\w+)([^>]*?) -->\n)(.*?)(<!-- end generated -->)",
+    pattern = re.compile(r"(<!-- generated: ([\w-]+)([^>]*?) -->\n)(.*?)(<!-- end generated -->)",
                          re.S)
     differ = []
     for path in [os.path.join(root, "README.md")] + [
@@ -579,6 +878,10 @@ def readme_blocks(root=ROOT, check=False):
                 body = chapters_block(run, dirs)
             elif kind == "standing":
                 body = standing_block(run)
+            elif kind == "grouped-headline":
+                body = grouped_headline_block(run, link)
+            elif kind == "grouped-table":
+                body = grouped_table_block(run, link)
             else:
                 raise SystemExit(f"{path}: unknown generated block '{kind}'")
             return m.group(1) + body + "\n" + m.group(5)
@@ -608,7 +911,8 @@ def main():
             context, order, ablations, rows, shapes = load(a.json)
             if a.md:
                 with open(a.md, "w") as f:
-                    f.write(markdown(context, order, ablations, rows, shapes))
+                    f.write(markdown(context, order, ablations, rows, shapes,
+                                     load_grouped(a.json)))
         differ = readme_blocks(check=a.check_readmes)
         if a.check_readmes and differ:
             print("generated blocks differ from docs/progression.md (run docs/progression.py "
@@ -620,7 +924,7 @@ def main():
     context, order, ablations, rows, shapes = load(a.json)
     if a.md:
         with open(a.md, "w") as f:
-            f.write(markdown(context, order, ablations, rows, shapes))
+            f.write(markdown(context, order, ablations, rows, shapes, load_grouped(a.json)))
     if a.png:
         chart(order, rows, shapes, a.png)
     if a.print:

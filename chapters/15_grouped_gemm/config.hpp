@@ -1,0 +1,159 @@
+// Chapter 15's configuration: which of chapter 12's tiles a grouped problem runs, and the scheduler's
+// parameters. Plain C++ (tests/host_chapter15.cpp).
+//
+// The grouped kernels are chapter 12's without a cluster: no multicast (the two tiles of a pair
+// could belong to two groups, and chapter 11 measured no cluster as fast on every dense shape) and
+// no split (a group of a few rows is one row of tiles, and there are G of them to fill the SMs).
+// The rule is chapter 11's, asked about the dense problem the groups add up to:
+// - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
+//   11's block_m_for, BLOCK_N by its block_n_for;
+// - masked: BLOCK_M from the rows a group is expected to have (expected_m: 64 up to 64 rows, 128 up
+//   to 128, above that chapter 11's rule on expected_m x N x K), then BLOCK_N by the rule over
+//   G x (expected_m rounded up to BLOCK_M) rows, the tiles all groups together give the SMs.
+// The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group by
+// group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
+// expected to be one row of tiles: then each tile of B is read once.
+// Overrides: CH15_BLOCK_M (64, 128 or 256) and CH15_BLOCK_N (one of chapter 07's widths; with 256
+// rows, 96 or 128).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "chapters/11_configuration/config.hpp"
+#include "chapters/12_split_k/config.hpp"
+#include "chapters/15_grouped_gemm/scheduler.hpp"
+#include "common/check.hpp"
+#include "common/problem.hpp"
+
+namespace ch15 {
+
+// The kernels that exist: chapter 11's tiles without a cluster.
+struct Tile {
+  int block_m, block_n;
+};
+GEMM_HOST_DEVICE constexpr bool operator==(Tile x, Tile y) {
+  return x.block_m == y.block_m && x.block_n == y.block_n;
+}
+#define CH15_TILES_FOR_N(bn) \
+  Tile{64, bn}, Tile {       \
+    128, bn                  \
+  }
+inline constexpr Tile kTiles[] = {
+    CH15_TILES_FOR_N(16),  CH15_TILES_FOR_N(32),  CH15_TILES_FOR_N(64),  CH15_TILES_FOR_N(96),
+    CH15_TILES_FOR_N(112), CH15_TILES_FOR_N(128), CH15_TILES_FOR_N(144), CH15_TILES_FOR_N(160),
+    Tile{256, 96},         Tile{256, 128}};
+#undef CH15_TILES_FOR_N
+inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
+constexpr bool compiled(Tile t) {
+  for (const Tile& x : kTiles)
+    if (x == t) return true;
+  return false;
+}
+
+// The problem as the configuration sees it (GroupedArgs without the pointers).
+struct GroupedShape {
+  Layout layout = Layout::Contiguous;
+  int groups = 1;
+  gemm::Shape shape;       // m: contiguous M, or masked max_m
+  int64_t expected_m = 0;  // masked; 0 means max_m
+  int64_t expected() const { return expected_m > 0 ? expected_m : shape.m; }
+};
+
+struct Config {
+  Tile tile{128, 128};
+  int stages = 0;
+  uint32_t smem_bytes = 0;
+  SchedulerParams scheduler;
+  int grid = 0;  // persistent CTAs: min(SMs, the most tiles there can be)
+  bool b_evict_first = false;
+};
+
+// The dense problem the rule is asked about.
+inline gemm::Shape dense_equivalent(const GroupedShape& g, int block_m) {
+  if (g.layout == Layout::Contiguous) return g.shape;
+  const int64_t rows = (g.expected() + block_m - 1) / block_m * block_m;
+  return {int64_t(g.groups) * rows, g.shape.n, g.shape.k};
+}
+
+inline int block_m_for(const GroupedShape& g, int num_sms) {
+  if (g.layout == Layout::Contiguous) return ch11::block_m_for(g.shape, num_sms);
+  return ch11::block_m_for({g.expected(), g.shape.n, g.shape.k}, num_sms);
+}
+
+// The configuration for a given tile. Host only.
+inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms) {
+  if (!compiled(t))
+    throw gemm::UnsupportedError("chapter 15: no kernel compiled for BLOCK_M " +
+                                 std::to_string(t.block_m) + ", BLOCK_N " +
+                                 std::to_string(t.block_n));
+  Config c;
+  c.tile = t;
+  c.stages = ch12::stages_for(t.block_m, t.block_n, 1);
+  c.smem_bytes = ch12::smem_bytes(t.block_m, t.block_n, 1);
+  SchedulerParams& p = c.scheduler;
+  p.layout = g.layout;
+  p.groups = g.groups;
+  p.m = g.shape.m;
+  p.block_m = t.block_m;
+  p.block_n = t.block_n;
+  p.tiles_m = int((g.shape.m + t.block_m - 1) / t.block_m);
+  p.tiles_n = int((g.shape.n + t.block_n - 1) / t.block_n);
+  p.order_group = g.layout == Layout::Contiguous
+                      ? ch09::cached_group(p.tiles_m, p.tiles_n, t.block_m, t.block_n, num_sms)
+                      : 1;
+  const int64_t tiles = p.max_tiles();
+  c.grid = int(tiles < num_sms ? tiles : num_sms);
+  c.b_evict_first = g.layout == Layout::Masked && (g.expected() + t.block_m - 1) / t.block_m == 1;
+  return c;
+}
+
+// The rule, then the overrides (nullptr or "" leave the rule's choice).
+inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
+                            const char* block_m_text = nullptr,
+                            const char* block_n_text = nullptr) {
+  int block_m = block_m_for(g, num_sms);
+  if (block_m_text && *block_m_text) {
+    const std::string v = block_m_text;
+    if (v != "64" && v != "128" && v != "256")
+      throw gemm::UnsupportedError("chapter 15: CH15_BLOCK_M must be 64, 128 or 256 (got \"" + v +
+                                   "\")");
+    block_m = std::stoi(v);
+  }
+  int block_n = ch11::block_n_for(dense_equivalent(g, block_m), block_m, num_sms);
+  if (block_n_text && *block_n_text) {
+    const std::string v = block_n_text;
+    int parsed = 0;
+    for (char ch : v)
+      parsed = (ch >= '0' && ch <= '9' && parsed < 100000) ? parsed * 10 + (ch - '0') : -1;
+    if (v.empty() || parsed <= 0 || !compiled({block_m, parsed}))
+      throw gemm::UnsupportedError(
+          "chapter 15: CH15_BLOCK_N must be one of 16, 32, 64, 96, 112, 128, 144, 160 (with "
+          "BLOCK_M 256: 96 or 128); got \"" +
+          v + "\" with BLOCK_M " + std::to_string(block_m));
+    block_n = parsed;
+  }
+  return make_config(g, {block_m, block_n}, num_sms);
+}
+
+inline std::string describe(const GroupedShape& g, const Config& c) {
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "%s, %d groups, %s %lld, N %lld, K %lld%s: BLOCK_M %d, BLOCK_N %d, %d stages "
+      "(%u bytes of shared memory), %d CTAs over at most %lld tiles%s%s",
+      g.layout == Layout::Contiguous ? "contiguous" : "masked", g.groups,
+      g.layout == Layout::Contiguous ? "M" : "max_m", (long long)g.shape.m, (long long)g.shape.n,
+      (long long)g.shape.k,
+      g.layout == Layout::Masked ? (", expected_m " + std::to_string(g.expected())).c_str() : "",
+      c.tile.block_m, c.tile.block_n, c.stages, c.smem_bytes, c.grid,
+      (long long)c.scheduler.max_tiles(),
+      g.layout == Layout::Contiguous
+          ? (", chapter 09's order, group " + std::to_string(c.scheduler.order_group)).c_str()
+          : ", group by group, M fastest",
+      c.b_evict_first ? ", B evict_first" : "");
+  return buf;
+}
+
+}  // namespace ch15

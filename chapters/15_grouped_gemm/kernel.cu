@@ -1,0 +1,709 @@
+// Chapter 15: the scheduler learns groups.
+//
+// A mixture-of-experts layer multiplies each expert's tokens by that expert's weights: G GEMMs with
+// one N and one K, in one launch (grouped.hpp has the two layouts, contiguous and masked). This is
+// chapter 12's kernel, and what changes is where a tile's rows, B and scales come from:
+// - the CTAs walk works from GroupedScheduler (scheduler.hpp) where chapter 12 walked its grid of
+//   pairs: a work is one tile of one group, or a tile of padding rows;
+// - the producer loads the group's B (rows group * N + n0 of B's [G * N, K] view) and the group's B
+//   scales; in the masked layout, the group's A scales (their [G * K/128, max_m] view). A and D are
+//   addressed by the work's first row, as before;
+// - a work of padding loads nothing and runs no K loop: its accumulators stay zero and its rows are
+//   stored as zeros; a 256-row tile holding two groups runs as two works, each computing and storing
+//   its own 128-row half (the K loop's sub-tile test, which chapter 06 wrote for rows past M, now
+//   also skips the other half);
+// - the epilogue zeroes the rows that hold no data of the work's group (contiguous: padding rows;
+//   masked: rows past masked_m), and stores no 64-row box that starts past the group's rows.
+// What this chapter takes out: chapter 12's clusters. The two tiles of a multicast pair, or the K
+// slices of a split, could belong to two groups; chapter 11 measured no cluster as fast as multicast
+// on every dense shape, and the G groups of a few rows fill the SMs that the split was for. So the
+// kernel loses its kMulticast and kSplit parameters and the code that served them.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "chapters/04_swizzle_128b/swizzle.hpp"
+#include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
+#include "chapters/06_fp8_promotion/promotion.hpp"
+#include "chapters/07_two_scale_b/scale_blocks.hpp"
+#include "chapters/08_stmatrix_epilogue/epilogue_layout.hpp"
+#include "chapters/12_split_k/config.hpp"
+#include "chapters/15_grouped_gemm/config.hpp"
+#include "chapters/15_grouped_gemm/grouped.hpp"
+#include "chapters/15_grouped_gemm/scheduler.hpp"
+#include "common/arguments.hpp"
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/barrier.cuh"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/setmaxnreg.cuh"
+#include "common/ptx/stmatrix.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/tensor_map.hpp"
+#include "common/trace.hpp"
+
+namespace ch15 {
+
+using ch11::d_tile_bytes;  // chapter 11's config.hpp
+using ch11::stage_bytes;
+
+using namespace ch07;  // scale_blocks.hpp
+using ch06::for_each_k_block;
+using ch06::row_half;
+using ch06::scale_a_view;
+using ch08::d_store_view;  // epilogue_layout.hpp
+using ch08::stmatrix_address_offset;
+using ch08::swizzle_span_for;
+
+using ch05::PipelineState;
+
+using ch04::kStrideByteOffset;
+using ch04::kSwizzleAtomBytes;
+using ch04::kSwizzleBytes;
+using ch04::swizzled_view;
+
+constexpr int BLOCK_K = 128;  // = kSwizzleBytes: one K block is exactly one swizzled row
+constexpr int WGMMA_K = 32;
+static_assert(BLOCK_K == kSwizzleBytes, "a K block must fill one 128-byte swizzled row");
+static_assert(BLOCK_K == gemm::kScaleBlock,
+              "one K block is one scale block: promote once per block");
+
+// Registers: 65536 per SM and one CTA per SM (__launch_bounds__(kNumThreads, 1)), so ptxas caps
+// every thread at 65536 / 384 = 170, rounded down to 168. The producer drops to 40, the math
+// threads rise to 232: 128 * 40 + 256 * 232 = 64512 <= 65536. (BLOCK_M = 64: 256 threads, capped
+// at 255, no exchange.)
+constexpr int kProducerRegisters = 40;
+constexpr int kMathRegisters = 232;
+
+// Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier, B scales), as
+// many as fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin),
+// at most kMaxStages (chapter 12's config.hpp: stages_for, smem_bytes, split 1). What depends on
+// the tile, per choice.
+template <int BLOCK_M, int BLOCK_N>
+struct TileConfig {
+  static constexpr int kNumMathWarpgroups = BLOCK_M == 64 ? 1 : 2;  // one per 64 rows, at most 2
+  static constexpr int kNumMathThreads = kNumMathWarpgroups * ptx::kWarpgroupSize;
+  // BLOCK_M = 256: each math warpgroup computes two 64-row sub-tiles, one after the other, into the
+  // same acc registers and two sets of final_acc (DeepGEMM's "accumulator reuse"): rows w * 64 and
+  // w * 64 + 128 for warpgroup w. 128 + 64 registers at BLOCK_N = 128, where four warpgroups of
+  // one sub-tile each would need 4 x 128 math threads and leave too few registers for any.
+  // Sub-tile i of both warpgroups is rows [128 i, 128 i + 128): the half of the tile a work's
+  // [sub_begin, sub_end) names (scheduler.hpp).
+  static constexpr int kSubtiles = BLOCK_M / (64 * kNumMathWarpgroups);
+  static constexpr int kSubtileRows = 64 * kNumMathWarpgroups;  // from one sub-tile to the next
+  static constexpr int kNumThreads = kNumMathThreads + ptx::kWarpgroupSize;  // + the producer, last
+  static constexpr uint32_t kTileBytesA = BLOCK_M * BLOCK_K;
+  static constexpr uint32_t kScaleBytesA = BLOCK_M * sizeof(float);  // one scale per tile row
+  static constexpr uint32_t kTileBytesB = BLOCK_N * BLOCK_K;
+  static constexpr uint32_t kScaleBytesB = 2 * sizeof(float);  // the two blocks' scales
+  static constexpr uint32_t kStageBytes =
+      kTileBytesA + kTileBytesB + kScaleBytesA + 2 * sizeof(uint64_t) + kScaleBytesB;
+  // The bf16 tile the epilogue stores from, written once per CTA, beside the stages.
+  static constexpr uint32_t kSpan = swizzle_span_for(BLOCK_N);  // bytes per panel row
+  static constexpr int kPanelColumns = int(kSpan) / 2;
+  static constexpr uint32_t kTileBytesD = BLOCK_M * BLOCK_N * 2;
+  static constexpr int kNumStages = ch12::stages_for(BLOCK_M, BLOCK_N, 1);
+  static constexpr uint32_t kSmemBytes = ch12::smem_bytes(BLOCK_M, BLOCK_N, 1);
+  static_assert(BLOCK_M == 64 || BLOCK_M == 128 || BLOCK_M == 256,
+                "one or two math warpgroups of 64 rows, or two of two 64-row sub-tiles");
+  static_assert(BLOCK_M <= 256, "a TMA box has at most 256 rows (the A tile, the A scales)");
+  static_assert(kStageBytes == stage_bytes(BLOCK_M, BLOCK_N) &&
+                    kTileBytesD == d_tile_bytes(BLOCK_M, BLOCK_N),
+                "the kernel's layout is config.hpp's arithmetic");
+  static_assert(BLOCK_N % 16 == 0, "stmatrix stores two 8-column groups at a time");
+  static_assert(BLOCK_N % kPanelColumns == 0, "the tile must be whole panels");
+  static_assert(kTileBytesD % kSwizzleAtomBytes == 0, "the stages after it stay 1024-byte aligned");
+  static_assert(kNumStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kTileBytesA % kSwizzleAtomBytes == 0 && kTileBytesB % kSwizzleAtomBytes == 0,
+                "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
+  static_assert(touches_at_most_two_scale_blocks(BLOCK_N),
+                "a tile may touch at most two B scale blocks: BLOCK_N <= 128 + gcd(BLOCK_N, 128)");
+  static_assert(BLOCK_M < 256 || kAlignment == 128,
+                "a 256-row tile holds at most two groups, one per 128-row sub-tile");
+};
+
+// Start address inside the tile, LBO unused, SBO = 1024 (next eight rows), 128B swizzle. The tile
+// is 1024-byte aligned, so the pattern starts at row 0 and the base offset field stays 0.
+__device__ __forceinline__ uint64_t make_descriptor(const uint8_t* smem) {
+  return ptx::encode({ptx::shared_address(smem), 0, kStrideByteOffset, 0, ptx::Swizzle::B128});
+}
+
+// What the kernel needs of the groups, beside chapter 12's arguments: the scheduler's parameters
+// (config.hpp), the indices or counts it reads on the device, and the status word.
+struct GroupParams {
+  SchedulerParams scheduler;
+  const int* m_indices;
+  const int* masked_m;
+  uint32_t* status;
+};
+
+// kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
+// args.shape is {M or max_m, N, K}; args.b and args.sb hold every group's B and scales.
+template <int BLOCK_M, int BLOCK_N, bool kTrace>
+__global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
+    gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
+                const __grid_constant__ CUtensorMap tensor_map_b,
+                const __grid_constant__ CUtensorMap tensor_map_sa,
+                const __grid_constant__ CUtensorMap tensor_map_d, gemm::GemmArgs args,
+                GroupParams groups, bool b_evict_first) {
+  using Wgmma = ptx::WgmmaFp8<BLOCK_N>;
+  using Tile = TileConfig<BLOCK_M, BLOCK_N>;
+  constexpr int kNumMathWarpgroups = Tile::kNumMathWarpgroups;
+  constexpr int kNumMathThreads = Tile::kNumMathThreads;
+  constexpr uint32_t kTileBytesA = Tile::kTileBytesA, kScaleBytesA = Tile::kScaleBytesA;
+  constexpr uint32_t kTileBytesB = Tile::kTileBytesB;
+  constexpr int kNumStages = Tile::kNumStages;
+  constexpr int kSubtiles = Tile::kSubtiles, kSubtileRows = Tile::kSubtileRows;
+  // Align to 1024 bytes: the swizzle pattern is a function of absolute address bits [7, 10).
+  // The A tiles of every stage, then the B tiles, then the D tile, then the A scales, then the
+  // barriers, then the B scales (after the 8-byte barriers, so that those keep their alignment).
+  extern __shared__ __align__(kSwizzleAtomBytes) uint8_t smem[];
+  uint8_t* smem_a = smem;
+  uint8_t* smem_b = smem + kNumStages * kTileBytesA;
+  // The D tile sits after the B tiles: every tile is a multiple of 1024 bytes, so it is 1024-byte
+  // aligned as the swizzled TMA store needs.
+  uint8_t* smem_d = smem_b + kNumStages * kTileBytesB;
+  auto* smem_sa = reinterpret_cast<float*>(smem_d + Tile::kTileBytesD);
+  auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
+  uint64_t* empty_barriers = full_barriers + kNumStages;
+  auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // two per stage
+
+  const auto [M, N, K] = args.shape;
+  const bool masked = groups.scheduler.layout == Layout::Masked;
+  // The works this CTA computes: CTA c takes tiles c, c + CTAs, ... of the scheduler's sequence
+  // (scheduler.hpp), and where a tile holds two groups, one work per group. The producer and every
+  // math thread run their own copy of the walk and see the same works.
+  const int cta = int(blockIdx.x), ctas = int(gridDim.x);
+  // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
+  // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
+  // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x / ptx::kWarpgroupSize), 0);
+
+  if (threadIdx.x == kNumMathThreads) {
+    // __align__ on dynamic shared memory is a request, not a guarantee the language makes; a tile
+    // off the 1024-byte pattern would be read back scrambled, so check it (always, once per CTA).
+    if (ptx::shared_address(smem) % kSwizzleAtomBytes != 0) {
+      printf("chapter 15: dynamic shared memory is not 1024-byte aligned\n");
+      __trap();
+    }
+    ptx::prefetch_tensor_map(&tensor_map_a);
+    ptx::prefetch_tensor_map(&tensor_map_b);
+    ptx::prefetch_tensor_map(&tensor_map_sa);
+    ptx::prefetch_tensor_map(&tensor_map_d);
+    for (int s = 0; s < kNumStages; ++s) {
+      // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
+      ptx::mbarrier_init(&full_barriers[s], 2);
+      // One arrival per math thread.
+      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int num_k_blocks = int(K / BLOCK_K);
+  const int n_scale_blocks = int((N + gemm::kScaleBlock - 1) / gemm::kScaleBlock);
+  if (warpgroup == kNumMathWarpgroups) {
+    // ---- Producer warpgroup ----
+    // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
+    // warps give their registers back to the CTA's pool; three of them then wait for the end.
+    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == kNumMathThreads) {
+      // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
+      // the stages that tile i's last K blocks free, while the math warpgroups run tile i's
+      // epilogue.
+      PipelineState state;
+      int step = 0;  // K blocks issued so far, over all tiles (for the trace)
+      const uint64_t evict_first = ptx::l2_policy_evict_first();
+      GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
+      for (Work work; scheduler.next(work);) {
+        // Padding rows: nothing to load (the math warpgroups store zeros).
+        if (work.group < 0) continue;
+        const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
+        // The group's B: rows group * N + n0 of B's [G * N, K] view. Its scales: the group's block
+        // of scale B, [ceil(N / 128)][K / 128] per group.
+        const int64_t b_row = int64_t(work.group) * N + n0;
+        // Where the rows of scale B for the two blocks the tile's columns may cover start in args.sb
+        // (the second one only if it exists: past N its columns are padding, and any scale will do
+        // for them). Offsets, not pointers: the producer has 40 registers. (An int: a B that fits
+        // in memory has N * K / 16384 scales, far fewer than 2^31.)
+        const int scale_b_row =
+            (work.group * n_scale_blocks + int(n0 / gemm::kScaleBlock)) * num_k_blocks;
+        const int scale_b_row_2 =
+            needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
+        // The A scales: contiguous, column m0 of [K / 128, M]; masked, column m0 - group * max_m of
+        // the group's K / 128 rows in [G * K / 128, max_m].
+        const int32_t sa_column = int32_t(masked ? m0 - int64_t(work.group) * M : m0);
+        const int sa_row0 = masked ? work.group * num_k_blocks : 0;
+        for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
+          // Wait until the math warpgroups have released this stage (round 0 passes at once).
+          ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
+          uint64_t* full_barrier = &full_barriers[state.stage];
+          // Scale B for this block, copied without waiting for it: cp.async arrives on the full
+          // barrier once the 8 bytes have landed (.noinc: one of the barrier's two arrivals).
+          ptx::cp_async_4(&smem_sb[2 * state.stage], args.sb + scale_b_row + kb);
+          ptx::cp_async_4(&smem_sb[2 * state.stage + 1], args.sb + scale_b_row_2 + kb);
+          ptx::cp_async_mbarrier_arrive_noinc(full_barrier);
+          // Arrive and announce the bytes to expect; the copies then count them down.
+          ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
+          ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
+                           kb * BLOCK_K, int32_t(m0));
+          if (b_evict_first) {
+            ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                             kb * BLOCK_K, int32_t(b_row), evict_first);
+          } else {
+            ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
+                             kb * BLOCK_K, int32_t(b_row));
+          }
+          ptx::tma_load_2d(smem_sa + state.stage * BLOCK_M, &tensor_map_sa, full_barrier, sa_column,
+                           sa_row0 + kb);
+          gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
+        }
+      }
+      // What the walk skipped (an index or a count out of range), for the launch wrapper.
+      if (scheduler.status() != 0 && groups.status != nullptr)
+        atomicOr(groups.status, scheduler.status());
+    }
+  } else {
+    // ---- Math warpgroups ----
+    // Blocks until the producer's registers are back in the pool (PTX ISA 9.7.19.5): the
+    // exchange must balance, or this waits forever.
+    if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_inc<kMathRegisters>();
+
+    // acc: one K block's product of one sub-tile, fresh from the tensor core; final: the scaled
+    // sums over blocks, sub-tile i in [i * kAccumulators, (i + 1) * kAccumulators).
+    float acc[Wgmma::kAccumulators];
+    float final_acc[kSubtiles * Wgmma::kAccumulators];
+
+    // This thread's two rows of D in its first sub-tile (ptx::accumulator_position: row_half 0
+    // and 1; sub-tile i is kSubtileRows * i rows further down).
+    const int t = threadIdx.x % ptx::kWarpgroupSize;
+    const int row_lo = warpgroup * 64 + ptx::accumulator_position(t, 0).row;
+    const int row_hi = warpgroup * 64 + ptx::accumulator_position(t, 2).row;
+    // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
+    // start address, and the start address is the descriptor's low bits in 16-byte units
+    // (ptx::encode): so each wgmma's descriptor is one addition to these.
+    const uint64_t desc_a0 = make_descriptor(smem_a + warpgroup * 64 * kSwizzleBytes);
+    const uint64_t desc_b0 = make_descriptor(smem_b);
+    // The ring position carries on across tiles, as the producer's does: both advance once per K
+    // block of the same sequence of works, so they still meet on every stage and phase.
+    PipelineState state;
+    int step = 0;  // K blocks consumed so far, over all tiles (for the trace)
+    int tile_count = 0;
+    GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
+    for (Work work; scheduler.next(work); ++tile_count) {
+      const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
+#pragma unroll
+      for (float& x : final_acc) x = 0.0f;
+
+      // A sub-tile with nothing to compute: its 64 rows all lie past the work's rows (masked_m, or
+      // M), or it is the other group's half of a two-group tile. Its warpgroup skips the wgmmas and
+      // the promotion, and still releases the stage. Sub-tile i starts at row warpgroup * 64 +
+      // kSubtileRows * i of the tile: those in [sub_begin, live_end) compute. (One count, computed
+      // once: a flag per sub-tile made the compiler re-evaluate 64-bit comparisons in every
+      // iteration.)
+      const int rows_left = work.rows - warpgroup * 64;
+      const int live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
+      const int live_end = live < work.sub_end ? live : work.sub_end;
+      const int sub_begin = work.sub_begin;
+
+      // The K loop, once per value num_former_iters can take for this BLOCK_N, and twice for each
+      // (chapter 06): for a work whose sub-tiles all compute, and for the others. A work of padding
+      // rows has none: no K loop, and its zeros are stored.
+      const bool all_live = sub_begin == 0 && live_end == kSubtiles;
+      if (work.group >= 0)
+        dispatch_k_loop<
+            BLOCK_N>(num_former_iters(n0, BLOCK_N), all_live, [&](auto former, auto all) {
+          constexpr int kNumFormerIters = decltype(former)::value;
+          constexpr bool kAllLive = decltype(all)::value;
+          const auto k_block = [&](int kb, uint32_t stage, uint32_t phase)
+              __attribute__((always_inline)) {
+            ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
+            gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, step);
+
+            // This block's scale products, read from the stage. With two sub-tiles, once the first
+            // one's wgmmas are issued: their shared-memory latency then hides behind the tensor
+            // core, delaying neither the issue nor the promotion. With one, before the issue: after
+            // it, ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
+            // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
+            float scale_lo[kSubtiles], scale_hi[kSubtiles];
+            float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
+            const auto read_scales = [&]() __attribute__((always_inline)) {
+              const float* scale_a = smem_sa + stage * BLOCK_M;
+              const float scale_b = smem_sb[2 * stage], scale_b_2 = smem_sb[2 * stage + 1];
+#pragma unroll
+              for (int sub = 0; sub < kSubtiles; ++sub) {
+                scale_lo[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b;
+                scale_hi[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b;
+                scale_lo_2[sub] = scale_a[row_lo + sub * kSubtileRows] * scale_b_2;
+                scale_hi_2[sub] = scale_a[row_hi + sub * kSubtileRows] * scale_b_2;
+              }
+            };
+            // The stage's offsets from stage 0, in the descriptors' 16-byte units.
+            const uint32_t stage_a = stage * (kTileBytesA / 16),
+                           stage_b = stage * (kTileBytesB / 16);
+            if constexpr (kSubtiles == 1) read_scales();
+
+#pragma unroll
+            for (int sub = 0; sub < kSubtiles; ++sub) {
+              // The last sub-tile's wgmmas are the last reads of the stage: after them (or at once,
+              // if it has nothing to compute) every math thread arrives on the empty barrier, which
+              // expects kNumMathThreads. Each thread's arrival orders its own reads of the stage
+              // (the scales, read by every lane) before the copies that next overwrite it; one
+              // arrival per warp, by lane 0, orders lane 0's only (racecheck, in chapter 06's
+              // NOTES.md, "8. Scale B through the stage (2026-11-24)").
+              const auto release = [&] {
+                if (sub != kSubtiles - 1) return;
+                ptx::mbarrier_arrive(&empty_barriers[stage]);
+              };
+              if (!kAllLive && (sub < sub_begin || sub >= live_end)) {
+                if (kSubtiles > 1 && sub == 0) read_scales();
+                release();
+                continue;
+              }
+              ptx::wgmma_fence();
+#pragma unroll
+              for (int kk = 0; kk < BLOCK_K / WGMMA_K; ++kk) {
+                // Along K the start address moves 32 bytes inside the 128-byte row, as if
+                // unswizzled: the hardware applies the XOR to the final addresses, row by row.
+                // Along M this sub-tile's 64 rows start (warpgroup * 64 + sub * kSubtileRows) * 128
+                // bytes down.
+                const uint64_t desc_a = ptx::advance(
+                    desc_a0, stage_a + (sub * kSubtileRows * kSwizzleBytes + kk * WGMMA_K) / 16);
+                const uint64_t desc_b = ptx::advance(desc_b0, stage_b + kk * WGMMA_K / 16);
+                Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
+              }
+              ptx::wgmma_commit_group();
+              if (kSubtiles > 1 && sub == 0) read_scales();
+              // Wait for this stage's wgmmas before releasing it: they read the stage's shared
+              // memory asynchronously, and the producer may overwrite it as soon as the empty
+              // barrier completes. (Keeping one group in flight would need a second `acc`: no
+              // registers are left for it at 256 rows.) The other warpgroup's wgmmas keep the
+              // tensor core busy meanwhile.
+              ptx::wgmma_wait<0>();
+              ptx::fence_accumulators(acc);
+              if (sub == kSubtiles - 1)
+                gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceMathDone, warpgroup, step);
+              release();
+
+              // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
+              // 8-column group r / 4; the former groups take the first block's scale.
+              float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+#pragma unroll
+              for (int r = 0; r < Wgmma::kAccumulators; ++r) {
+                const bool former = r / 4 < kNumFormerIters;
+                const float scale = row_half(r) == 0 ? (former ? scale_lo[sub] : scale_lo_2[sub])
+                                                     : (former ? scale_hi[sub] : scale_hi_2[sub]);
+                final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
+              }
+            }
+            ++step;
+          };
+          // The loop over K blocks, unrolled by the ring where it can be (chapter 06,
+          // promotion.hpp).
+          for_each_k_block<kNumStages>(0, num_k_blocks, state, k_block);
+        });
+
+      // Epilogue. 0: the shared tile may still hold the previous tile's rows, not yet read by its
+      // TMA store (issued at the end of the previous epilogue and left to run during this tile's
+      // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
+      // first tile), and the named barrier holds the warpgroup's other threads until it has.
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
+      if (t == 0) ptx::bulk_wait_group_read<0>();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
+      // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
+      // Sub-tile `sub` is the 64-row block warpgroup + sub * kNumMathWarpgroups of the tile.
+      // A row that holds no data of the work's group is stored as zeros: contiguous, a row whose
+      // index is not the group (padding, -1; anything else also raises kBadRowIndex); masked, a
+      // row at or past masked_m.
+      const auto keeps = [&](int row) -> bool {
+        if (row >= work.rows) return false;  // past M, or past masked_m
+        if (masked) return true;
+        const int index = groups.m_indices[m0 + row];
+        if (index != work.group && index != -1 && groups.status != nullptr)
+          atomicOr(groups.status, kBadRowIndex);
+        return index == work.group && index >= 0;
+      };
+      constexpr uint32_t kSpan = Tile::kSpan;
+      const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
+#pragma unroll
+      for (int sub = 0; sub < kSubtiles; ++sub) {
+        if (sub < sub_begin || sub >= work.sub_end) continue;  // the other group's half
+        const int block64 = warpgroup + sub * kNumMathWarpgroups;
+        float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+        const bool keep_lo = keeps(row_lo + sub * kSubtileRows);
+        const bool keep_hi = keeps(row_hi + sub * kSubtileRows);
+#pragma unroll
+        for (int r = 0; r < Wgmma::kAccumulators; ++r)
+          if (!(row_half(r) == 0 ? keep_lo : keep_hi)) final_sub[r] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2) {
+          ptx::stmatrix_x4(smem_d + stmatrix_address_offset(block64, warp, lane, j, BLOCK_M, kSpan),
+                           ptx::pack_bf16x2(final_sub[4 * j + 0], final_sub[4 * j + 1]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 2], final_sub[4 * j + 3]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 4], final_sub[4 * j + 5]),
+                           ptx::pack_bf16x2(final_sub[4 * j + 6], final_sub[4 * j + 7]));
+        }
+      }
+      // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
+      // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
+      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), one box per panel; TMA
+      // clips what lies past M or N. No box that starts past the work's rows: in the masked layout
+      // those rows may be the next group's. No wait here: the store runs while the warpgroup
+      // starts the next tile.
+      if (t == 0) {
+        constexpr int kPanelColumns = Tile::kPanelColumns;
+#pragma unroll
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+          if (sub < sub_begin || sub >= work.sub_end || row0 >= work.rows) continue;
+#pragma unroll
+          for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
+            ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
+                              int32_t(n0 + p * kPanelColumns), int32_t(m0 + row0));
+        }
+        ptx::bulk_commit_group();
+      }
+      gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueEnd, warpgroup, tile_count);
+    }
+    // The shared tile must stay valid until TMA has read the last tile's rows: wait for that
+    // before the CTA may exit.
+    if (t == 0) ptx::bulk_wait_group_read<0>();
+  }
+}
+
+// The launch of one tile's kernel. Tensor maps over all groups: A [M or G * max_m, K], B
+// [G * N, K], the A scales [K / 128 or G * K / 128, M or max_m], D [M or G * max_m, N].
+template <int BLOCK_M, int BLOCK_N>
+void launch_tile(const GroupedArgs& args, const Config& c, cudaStream_t stream) {
+  using Tile = TileConfig<BLOCK_M, BLOCK_N>;
+  const gemm::Shape& s = args.shape;
+  const int64_t rows = args.layout == Layout::Contiguous ? s.m : int64_t(args.groups) * s.m;
+  const int64_t scale_rows = (args.layout == Layout::Contiguous ? 1 : args.groups) * s.k_blocks();
+  const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(rows, s.k, BLOCK_M), args.a);
+  const CUtensorMap map_b =
+      gemm::make_tensor_map(swizzled_view(int64_t(args.groups) * s.n, s.k, BLOCK_N), args.b);
+  gemm::TensorMapSpec<2> sa_view = scale_a_view(s, BLOCK_M);  // [K / 128][sa_ld(m)], m contiguous
+  sa_view.dims[1] = uint64_t(scale_rows);
+  const CUtensorMap map_sa = gemm::make_tensor_map(sa_view, args.sa);
+  const CUtensorMap map_d =
+      gemm::make_tensor_map(d_store_view({rows, s.n, s.k}, Tile::kSpan), args.d);
+  gemm::GemmArgs dense;  // what chapter 12's kernel took: the shape, scale B, the trace
+  dense.shape = s;
+  dense.sb = args.sb;
+  const GroupParams groups{c.scheduler, args.m_indices, args.masked_m, args.status};
+  gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream, 1};
+  gemm::launch("chapter 15", gemm_kernel<BLOCK_M, BLOCK_N, false>, launch, map_a, map_b, map_sa,
+               map_d, dense, groups, c.b_evict_first);
+}
+
+// launch_tile for tile I of kTiles, compiled in shares as chapter 12's variants are
+// (chapters/CMakeLists.txt): declared here for the host code, defined at the end of the file.
+template <size_t I>
+void launch_variant(const GroupedArgs& args, const Config& c, cudaStream_t stream);
+
+#ifndef GEMM_VARIANT_SHARD
+
+template <size_t... I>
+void launch_config(const GroupedArgs& args, const Config& c, cudaStream_t stream,
+                   std::index_sequence<I...>) {
+  const bool launched =
+      ((c.tile == kTiles[I] ? (launch_variant<I>(args, c, stream), true) : false) || ...);
+  if (!launched)
+    throw gemm::UnsupportedError("chapter 15: no kernel compiled for BLOCK_M " +
+                                 std::to_string(c.tile.block_m) + ", BLOCK_N " +
+                                 std::to_string(c.tile.block_n));
+}
+
+namespace {
+
+bool fits_int32(int64_t x) {
+  return x >= 0 && x < (int64_t(1) << 31);
+}
+
+// Where the driver says p lives: device or managed memory is what the kernel may read.
+std::string where_error(const void* p, const char* name) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t err = cudaPointerGetAttributes(&attributes, p);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("chapter 15: cannot tell where ") + name +
+           " lives (cudaPointerGetAttributes: " + cudaGetErrorString(err) + ")";
+  }
+  if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged)
+    return {};
+  return std::string("chapter 15: ") + name +
+         " is host memory; the kernel reads it on the GPU (so that a CUDA graph can replay the "
+         "launch with new values): copy it to device memory";
+}
+
+}  // namespace
+
+std::string argument_error(const GroupedArgs& args) {
+  const gemm::Shape& s = args.shape;
+  const bool contiguous = args.layout == Layout::Contiguous;
+  if (!contiguous && args.layout != Layout::Masked)
+    return "chapter 15: the layout must be Layout::Contiguous or Layout::Masked";
+  if (args.groups < 1)
+    return "chapter 15: groups must be at least 1 (got " + std::to_string(args.groups) + ")";
+  if (std::string why = gemm::shape_error(s); !why.empty())
+    return "chapter 15: " + why + (contiguous ? "" : " (M here is max_m)");
+  if (contiguous && s.m % kAlignment != 0)
+    return "chapter 15: the contiguous layout's M (" + std::to_string(s.m) +
+           ") must be a multiple of " + std::to_string(kAlignment) +
+           ": every group's rows are padded to 128, the tile height the groups align to";
+  if (!contiguous && s.m % kMaskedRows != 0)
+    return "chapter 15: the masked layout's max_m (" + std::to_string(s.m) +
+           ") must be a multiple of " + std::to_string(kMaskedRows) +
+           ", the rows of one store of D, so that no store reaches the next group's rows";
+  if (!contiguous && (args.expected_m < 0 || args.expected_m > s.m))
+    return "chapter 15: expected_m (" + std::to_string(args.expected_m) +
+           ") must be between 0 (meaning max_m) and max_m (" + std::to_string(s.m) + ")";
+  const int64_t rows = contiguous ? s.m : int64_t(args.groups) * s.m;
+  if (!fits_int32(rows) || !fits_int32(int64_t(args.groups) * s.n) ||
+      !fits_int32(int64_t(args.groups) * s.k_blocks() * s.n_blocks()) ||
+      !fits_int32((contiguous ? 1 : int64_t(args.groups)) * s.k_blocks()))
+    return "chapter 15: too many groups for 32-bit coordinates: the rows of A and D (" +
+           std::to_string(rows) +
+           "), of B (groups x N = " + std::to_string(int64_t(args.groups) * s.n) +
+           ") and the scale blocks must each stay below 2^31";
+  // The pointers, as every chapter checks them, over the grouped tensors' extents.
+  const int64_t scale_groups = contiguous ? 1 : args.groups;
+  const gemm::Extents e{
+      rows * s.k, int64_t(sizeof(float)) * scale_groups * s.k_blocks() * s.sa_ld(),
+      int64_t(args.groups) * s.n * s.k,
+      int64_t(sizeof(float)) * args.groups * s.n_blocks() * s.k_blocks(), 2 * rows * s.n};
+  gemm::GemmArgs dense;
+  dense.shape = s;
+  dense.a = args.a;
+  dense.sa = args.sa;
+  dense.b = args.b;
+  dense.sb = args.sb;
+  dense.d = args.d;
+  if (std::string why = gemm::pointer_error(dense,
+                                            {.who = "chapter 15",
+                                             .align_a = 16,
+                                             .align_b = 16,
+                                             .align_sa = 16,
+                                             .align_sb = 4,
+                                             .align_d = 16},
+                                            e);
+      !why.empty())
+    return why;
+  if (contiguous && args.m_indices == nullptr)
+    return "chapter 15: the contiguous layout needs m_indices (one group index per row of A)";
+  if (!contiguous && args.masked_m == nullptr)
+    return "chapter 15: the masked layout needs masked_m (one row count per group)";
+  const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 != 0; };
+  if ((contiguous && misaligned(args.m_indices)) || (!contiguous && misaligned(args.masked_m)) ||
+      (args.status != nullptr && misaligned(args.status)))
+    return "chapter 15: m_indices, masked_m and status must be 4-byte aligned (int32 words)";
+  return {};
+}
+
+std::string location_error(const GroupedArgs& args) {
+  if (args.layout == Layout::Contiguous) {
+    if (std::string why = where_error(args.m_indices, "m_indices"); !why.empty()) return why;
+  } else if (std::string why = where_error(args.masked_m, "masked_m"); !why.empty()) {
+    return why;
+  }
+  if (args.status != nullptr) return where_error(args.status, "status");
+  return {};
+}
+
+namespace {
+
+GroupedShape grouped_shape(const GroupedArgs& args) {
+  return {args.layout, args.groups, args.shape, args.expected_m};
+}
+
+Config configured(const GroupedArgs& args, int num_sms) {
+  return choose_config(grouped_shape(args), num_sms, std::getenv("CH15_BLOCK_M"),
+                       std::getenv("CH15_BLOCK_N"));
+}
+
+}  // namespace
+
+void gemm(const GroupedArgs& args, cudaStream_t stream) {
+  if (std::string why = argument_error(args); !why.empty()) throw gemm::UnsupportedError(why);
+  if (std::string why = gemm::device_error(); !why.empty())
+    throw gemm::UnsupportedError("chapter 15: " + why);
+  if (std::string why = location_error(args); !why.empty()) throw gemm::UnsupportedError(why);
+  const Config c = configured(args, gemm::multiprocessor_count());
+  launch_config(args, c, stream, std::make_index_sequence<kNumTiles>{});
+}
+
+std::string status_message(uint32_t bits) {
+  std::string text;
+  const auto add = [&](uint32_t bit, const char* sentence) {
+    if (!(bits & bit)) return;
+    if (!text.empty()) text += "; ";
+    text += sentence;
+  };
+  add(kBadGroupIndex,
+      "a 128-row block of A began with a group index outside [-1, groups): its rows were not "
+      "computed or stored");
+  add(kBadRowIndex,
+      "a row's group index was neither its block's group nor -1 (groups must start on 128-row "
+      "boundaries): the row was stored as zeros");
+  add(kBadMaskedM,
+      "a masked_m count was outside [0, max_m]: that group was not computed or stored");
+  if (bits & ~(kBadGroupIndex | kBadRowIndex | kBadMaskedM)) {
+    if (!text.empty()) text += "; ";
+    text += "unknown status bits " + std::to_string(bits);
+  }
+  return text.empty() ? text : "chapter 15: " + text;
+}
+
+void check_status(uint32_t* status, cudaStream_t stream) {
+  if (status == nullptr) return;
+  uint32_t bits = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&bits, status, sizeof bits, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (bits == 0) return;
+  CUDA_CHECK(cudaMemsetAsync(status, 0, sizeof bits, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  throw gemm::Error(status_message(bits));
+}
+
+std::string describe_config(const GroupedArgs& args) {
+  const int num_sms = gemm::multiprocessor_count_or(gemm::kH100Sms);
+  return describe(grouped_shape(args), configured(args, num_sms)) +
+         (num_sms == gemm::kH100Sms ? "" : " (" + std::to_string(num_sms) + " SMs)");
+}
+
+#else  // GEMM_VARIANT_SHARD: one share of the tiles, and nothing else.
+
+template <size_t I>
+void launch_variant(const GroupedArgs& args, const Config& c, cudaStream_t stream) {
+  constexpr Tile t = kTiles[I];
+  launch_tile<t.block_m, t.block_n>(args, c, stream);
+}
+
+// The share's tiles, compiled by taking their addresses in a table that the explicit
+// instantiation below makes the compiler emit.
+template <class Indices>
+struct VariantShare;
+template <size_t... J>
+struct VariantShare<std::index_sequence<J...> > {
+  static void (*const launches[sizeof...(J)])(const GroupedArgs&, const Config&, cudaStream_t);
+};
+template <size_t... J>
+void (*const VariantShare<std::index_sequence<J...> >::launches[sizeof...(J)])(const GroupedArgs&,
+                                                                               const Config&,
+                                                                               cudaStream_t) = {
+    &launch_variant<J * GEMM_VARIANT_SHARDS + GEMM_VARIANT_SHARD>...};
+template struct VariantShare<std::make_index_sequence<
+    (kNumTiles - GEMM_VARIANT_SHARD + GEMM_VARIANT_SHARDS - 1) / GEMM_VARIANT_SHARDS> >;
+
+#endif  // GEMM_VARIANT_SHARD
+
+}  // namespace ch15
