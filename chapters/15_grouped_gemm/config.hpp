@@ -66,7 +66,7 @@ struct Config {
   int stages = 0;
   uint32_t smem_bytes = 0;
   SchedulerParams scheduler;
-  int grid = 0;  // persistent CTAs: min(SMs, the most tiles there can be)
+  int grid = 0;  // persistent CTAs (chapter 09's persistent_grid)
   bool b_evict_first = false;
 };
 
@@ -103,8 +103,17 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   p.order_group = g.layout == Layout::Contiguous
                       ? ch09::cached_group(p.tiles_m, p.tiles_n, t.block_m, t.block_n, num_sms)
                       : 1;
-  const int64_t tiles = p.max_tiles();
-  c.grid = int(tiles < num_sms ? tiles : num_sms);
+  // Chapter 09's persistent grid over the tiles there will be (masked: as many as the expected
+  // rows give; the counts on the device may give more or fewer, and the CTAs walk whatever there
+  // is), never more CTAs than tiles there can be.
+  const int64_t most = p.max_tiles();
+  const int64_t expected =
+      g.layout == Layout::Contiguous
+          ? most
+          : int64_t(g.groups) * ((g.expected() + t.block_m - 1) / t.block_m) * p.tiles_n;
+  const int64_t bounded = expected < (int64_t(1) << 30) ? expected : (int64_t(1) << 30);
+  c.grid = ch09::persistent_grid(int(bounded), num_sms);
+  if (c.grid > most) c.grid = int(most);
   c.b_evict_first = g.layout == Layout::Masked && (g.expected() + t.block_m - 1) / t.block_m == 1;
   return c;
 }
@@ -126,8 +135,9 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
     const std::string v = block_n_text;
     int parsed = 0;
     for (char ch : v)
-      parsed = (ch >= '0' && ch <= '9' && parsed < 100000) ? parsed * 10 + (ch - '0') : -1;
-    if (v.empty() || parsed <= 0 || !compiled({block_m, parsed}))
+      parsed = (ch >= '0' && ch <= '9' && parsed >= 0 && parsed < 100000) ? parsed * 10 + (ch - '0')
+                                                                          : -1;
+    if (v.empty() || parsed <= 0 || std::to_string(parsed) != v || !compiled({block_m, parsed}))
       throw gemm::UnsupportedError(
           "chapter 15: CH15_BLOCK_N must be one of 16, 32, 64, 96, 112, 128, 144, 160 (with "
           "BLOCK_M 256: 96 or 128); got \"" +

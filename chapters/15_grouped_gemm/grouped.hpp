@@ -18,10 +18,11 @@
 //
 // m_indices and masked_m live on the GPU, where the kernel reads them (so a CUDA graph can replay
 // the launch with other counts). The host cannot check their values without a synchronisation; the
-// kernel defines what it does with a bad one (scheduler.hpp): it skips the 128-row block or the
-// group, stores nothing there, and ORs a bit into *status (kBadGroupIndex, kBadRowIndex,
-// kBadMaskedM). A row whose index is neither its block's group nor -1 is stored as zeros and raises
-// kBadRowIndex. check_status reads and clears the word and throws a sentence naming what was wrong.
+// kernel defines what it does with a bad one (scheduler.hpp): a tile whose first row's index is out
+// of range (each 128-row half's, for a 256-row tile), or a group whose count is, is skipped:
+// nothing stored there, and a bit ORed into *status (kBadGroupIndex, kBadMaskedM). A row whose
+// index is neither its tile's group nor -1 is stored as zeros and raises kBadRowIndex.
+// check_status reads and clears the word and throws a sentence naming what was wrong.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,7 +55,7 @@ struct GroupedArgs {
 // host arithmetic (tested without a GPU): the layout, the group count, the shape (N a multiple of
 // 8, K of 128; contiguous M of 128, masked max_m of 64; expected_m in [0, max_m]; every row of A,
 // B and D within TMA's 32-bit coordinates), the pointers (none null, aligned, D overlapping no
-// input; m_indices or masked_m as the layout needs).
+// input, nor m_indices, masked_m or status; m_indices or masked_m as the layout needs).
 std::string argument_error(const GroupedArgs& args);
 // Empty when m_indices or masked_m (whichever the layout reads) and status are memory the GPU
 // reads: device or managed, not the host's (a count left on the CPU). Asks the driver.

@@ -81,6 +81,53 @@ static_assert(BLOCK_K == gemm::kScaleBlock,
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
 
+// The works of one CTA, from its producer thread (the only thread that runs the scheduler) to its
+// math threads, through a ring of kWorkSlots slots in shared memory, each with a full barrier (the
+// producer's one arrival, whose release orders its stores before it) and an empty one (every math
+// thread, once it has read the slot). Why not every math thread running the scheduler itself, as
+// chapter 12's threads each walked the tiles: the walk's loops over indices read from memory made
+// ptxas keep the pipeline state in ordinary registers, and move every wgmma descriptor to a uniform
+// register first (290 R2UR in the 256 x 128 kernel, against 40 this way; 9% slower at 7294 x 6144
+// x 7168 on the H100, 2026-11-26: NOTES.md, "The uniform datapath").
+constexpr int kWorkSlots = 4;
+constexpr int kWorkInts = 8;  // group, row0, rows, n_block, sub_begin, sub_end, valid, (pad)
+constexpr uint32_t kWorkRingBytes = kWorkSlots * (2 * sizeof(uint64_t) + kWorkInts * sizeof(int));
+struct WorkRing {
+  int slot = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++slot == kWorkSlots) slot = 0, phase ^= 1;
+  }
+  // The producer: the next work, or (nullptr) the end.
+  __device__ __forceinline__ void publish(uint64_t* full, uint64_t* empty, int* slots,
+                                          const Work* w) {
+    ptx::mbarrier_wait(&empty[slot], phase ^ 1, "work_empty");  // round 0 passes at once
+    int* out = slots + slot * kWorkInts;
+    if (w != nullptr) {
+      out[0] = w->group, out[1] = int(w->row0), out[2] = w->rows, out[3] = w->n_block;
+      out[4] = w->sub_begin, out[5] = w->sub_end;
+    }
+    out[6] = w != nullptr;
+    ptx::mbarrier_arrive(&full[slot]);
+    advance();
+  }
+  // A math thread: the next work; false at the end.
+  __device__ __forceinline__ bool take(uint64_t* full, uint64_t* empty, const int* slots, Work& w) {
+    // The wait as a loop whose exit the whole warp votes on: a loop that each thread may leave on
+    // its own here, before the K loop, also made ptxas keep the pipeline state per thread (290
+    // R2UR again). Each lane's own successful try_wait is its acquire of the slot.
+    while (!__all_sync(0xffffffffu, ptx::mbarrier_try_wait(&full[slot], phase))) {
+    }
+    const int* in = slots + slot * kWorkInts;
+    w.group = in[0], w.row0 = in[1], w.rows = in[2], w.n_block = in[3];
+    w.sub_begin = in[4], w.sub_end = in[5];
+    const bool valid = in[6] != 0;
+    ptx::mbarrier_arrive(&empty[slot]);
+    advance();
+    return valid;
+  }
+};
+
 // Shared memory: kNumStages (A tile, B tile, A scales, full barrier, empty barrier, B scales), as
 // many as fit in the 227 KB a CTA may opt in to on sm_90 (cudaDevAttrMaxSharedMemoryPerBlockOptin),
 // at most kMaxStages (chapter 12's config.hpp: stages_for, smem_bytes, split 1). What depends on
@@ -124,6 +171,8 @@ struct TileConfig {
                 "every stage's tiles must stay 1024-byte aligned for the 128B swizzle");
   static_assert(touches_at_most_two_scale_blocks(BLOCK_N),
                 "a tile may touch at most two B scale blocks: BLOCK_N <= 128 + gcd(BLOCK_N, 128)");
+  static_assert(kSmemBytes + kWorkRingBytes <= ch11::kSmemBudget,
+                "the ring of works fits beside the stages");
   static_assert(BLOCK_M < 256 || kAlignment == 128,
                 "a 256-row tile holds at most two groups, one per 128-row sub-tile");
 };
@@ -142,6 +191,18 @@ struct GroupParams {
   const int* masked_m;
   uint32_t* status;
 };
+
+// The work of lane 0, in every lane of the warp (all lanes active).
+__device__ __forceinline__ Work warp_uniform(const Work& w) {
+  Work u;
+  u.group = __shfl_sync(0xffffffffu, w.group, 0);
+  u.row0 = __shfl_sync(0xffffffffu, static_cast<long long>(w.row0), 0);
+  u.rows = __shfl_sync(0xffffffffu, w.rows, 0);
+  u.n_block = __shfl_sync(0xffffffffu, w.n_block, 0);
+  u.sub_begin = __shfl_sync(0xffffffffu, w.sub_begin, 0);
+  u.sub_end = __shfl_sync(0xffffffffu, w.sub_end, 0);
+  return u;
+}
 
 // kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
 // args.shape is {M or max_m, N, K}; args.b and args.sb hold every group's B and scales.
@@ -173,6 +234,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
   auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // two per stage
+  // The ring of works the producer publishes to the math warpgroups (after the B scales, 8-byte
+  // aligned: 2 floats per stage): a full and an empty barrier per slot, then the slots.
+  auto* work_full = reinterpret_cast<uint64_t*>(smem_sb + 2 * kNumStages);
+  uint64_t* work_empty = work_full + kWorkSlots;
+  auto* work_slots = reinterpret_cast<int*>(work_empty + kWorkSlots);
 
   const auto [M, N, K] = args.shape;
   const bool masked = groups.scheduler.layout == Layout::Masked;
@@ -202,6 +268,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // One arrival per math thread.
       ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);
     }
+    for (int s = 0; s < kWorkSlots; ++s) {
+      ptx::mbarrier_init(&work_full[s], 1);                 // the producer, once it wrote the slot
+      ptx::mbarrier_init(&work_empty[s], kNumMathThreads);  // every math thread, once it read it
+    }
     ptx::fence_barrier_init();
   }
   __syncthreads();
@@ -221,7 +291,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       int step = 0;  // K blocks issued so far, over all tiles (for the trace)
       const uint64_t evict_first = ptx::l2_policy_evict_first();
       GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
+      WorkRing ring;
       for (Work work; scheduler.next(work);) {
+        ring.publish(work_full, work_empty, work_slots, &work);
         // Padding rows: nothing to load (the math warpgroups store zeros).
         if (work.group < 0) continue;
         const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
@@ -265,6 +337,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
+      ring.publish(work_full, work_empty, work_slots, nullptr);  // no more works
       // What the walk skipped (an index or a count out of range), for the launch wrapper.
       if (scheduler.status() != 0 && groups.status != nullptr)
         atomicOr(groups.status, scheduler.status());
@@ -295,9 +368,17 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     PipelineState state;
     int step = 0;  // K blocks consumed so far, over all tiles (for the trace)
     int tile_count = 0;
-    GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
-    for (Work work; scheduler.next(work); ++tile_count) {
-      const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
+    WorkRing ring;
+    for (;; ++tile_count) {
+      // The next work, as the producer published it. Two copies: the K loop's decisions take lane
+      // 0's through shuffles (work), which the compiler knows are the same in the whole warp, so
+      // that the pipeline state and the wgmma descriptors stay on the uniform datapath; the
+      // epilogue takes this thread's own (mine, equal to it).
+      Work mine;
+      const bool more = ring.take(work_full, work_empty, work_slots, mine);
+      if (!__shfl_sync(0xffffffffu, int(more), 0)) break;
+      const Work work = warp_uniform(mine);
+      const int64_t n0 = int64_t(work.n_block) * BLOCK_N;
 #pragma unroll
       for (float& x : final_acc) x = 0.0f;
 
@@ -422,19 +503,20 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // A row that holds no data of the work's group is stored as zeros: contiguous, a row whose
       // index is not the group (padding, -1; anything else also raises kBadRowIndex); masked, a
       // row at or past masked_m.
+      const int64_t m0 = mine.row0, n0_mine = int64_t(mine.n_block) * BLOCK_N;
       const auto keeps = [&](int row) -> bool {
-        if (row >= work.rows) return false;  // past M, or past masked_m
+        if (row >= mine.rows) return false;  // past M, or past masked_m
         if (masked) return true;
         const int index = groups.m_indices[m0 + row];
-        if (index != work.group && index != -1 && groups.status != nullptr)
+        if (index != mine.group && index != -1 && groups.status != nullptr)
           atomicOr(groups.status, kBadRowIndex);
-        return index == work.group && index >= 0;
+        return index == mine.group && index >= 0;
       };
       constexpr uint32_t kSpan = Tile::kSpan;
       const int warp = t / ptx::kWarpSize, lane = t % ptx::kWarpSize;
 #pragma unroll
       for (int sub = 0; sub < kSubtiles; ++sub) {
-        if (sub < sub_begin || sub >= work.sub_end) continue;  // the other group's half
+        if (sub < mine.sub_begin || sub >= mine.sub_end) continue;  // the other group's half
         const int block64 = warpgroup + sub * kNumMathWarpgroups;
         float* final_sub = final_acc + sub * Wgmma::kAccumulators;
         const bool keep_lo = keeps(row_lo + sub * kSubtileRows);
@@ -464,11 +546,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
           const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
-          if (sub < sub_begin || sub >= work.sub_end || row0 >= work.rows) continue;
+          if (sub < mine.sub_begin || sub >= mine.sub_end || row0 >= mine.rows) continue;
 #pragma unroll
           for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
             ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
-                              int32_t(n0 + p * kPanelColumns), int32_t(m0 + row0));
+                              int32_t(n0_mine + p * kPanelColumns), int32_t(m0 + row0));
         }
         ptx::bulk_commit_group();
       }
@@ -500,7 +582,8 @@ void launch_tile(const GroupedArgs& args, const Config& c, cudaStream_t stream) 
   dense.shape = s;
   dense.sb = args.sb;
   const GroupParams groups{c.scheduler, args.m_indices, args.masked_m, args.status};
-  gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes, stream, 1};
+  gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes + kWorkRingBytes,
+                            stream, 1};
   gemm::launch("chapter 15", gemm_kernel<BLOCK_M, BLOCK_N, false>, launch, map_a, map_b, map_sa,
                map_d, dense, groups, c.b_evict_first);
 }
@@ -602,6 +685,16 @@ std::string argument_error(const GroupedArgs& args) {
     return "chapter 15: the contiguous layout needs m_indices (one group index per row of A)";
   if (!contiguous && args.masked_m == nullptr)
     return "chapter 15: the masked layout needs masked_m (one row count per group)";
+  // D must not cover what the kernel reads while other CTAs store: the indices, counts, status.
+  const auto overlaps_d = [&](const void* p, int64_t bytes) {
+    const auto d0 = reinterpret_cast<uintptr_t>(args.d), x0 = reinterpret_cast<uintptr_t>(p);
+    return p != nullptr && x0 < d0 + uintptr_t(e.d) && d0 < x0 + uintptr_t(bytes);
+  };
+  if ((contiguous && overlaps_d(args.m_indices, 4 * s.m)) ||
+      (!contiguous && overlaps_d(args.masked_m, 4 * int64_t(args.groups))) ||
+      overlaps_d(args.status, 4))
+    return "chapter 15: D overlaps m_indices, masked_m or status: the kernel would overwrite what "
+           "it reads";
   const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 != 0; };
   if ((contiguous && misaligned(args.m_indices)) || (!contiguous && misaligned(args.masked_m)) ||
       (args.status != nullptr && misaligned(args.status)))
@@ -649,10 +742,10 @@ std::string status_message(uint32_t bits) {
     text += sentence;
   };
   add(kBadGroupIndex,
-      "a 128-row block of A began with a group index outside [-1, groups): its rows were not "
-      "computed or stored");
+      "a tile of A (a 128-row half, in a 256-row tile) began with a group index outside [-1, "
+      "groups): its rows were not computed or stored");
   add(kBadRowIndex,
-      "a row's group index was neither its block's group nor -1 (groups must start on 128-row "
+      "a row's group index was neither its tile's group nor -1 (groups must start on 128-row "
       "boundaries): the row was stored as zeros");
   add(kBadMaskedM,
       "a masked_m count was outside [0, max_m]: that group was not computed or stored");

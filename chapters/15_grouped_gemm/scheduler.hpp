@@ -19,9 +19,10 @@
 // The scheduler reads the indices and counts through plain pointers, device memory in the kernel and
 // host vectors in the tests, so one function serves both.
 //
-// Out-of-range values from the device are defined, never a fault: a 128-row block whose first index
-// is outside [-1, G), or a masked_m[g] outside [0, max_m], is skipped (nothing loaded, nothing
-// stored) and raises a bit of Status, which the launch wrapper reports (grouped.hpp: check_status).
+// Out-of-range values from the device are defined, never a fault: a tile whose first row's index
+// is outside [-1, G) (for a 256-row tile, each 128-row half's first row), or a masked_m[g] outside
+// [0, max_m], is skipped (nothing loaded, nothing stored) and raises a status bit, which the launch
+// wrapper reports (grouped.hpp: check_status).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +41,8 @@ inline constexpr int kAlignment = 128;
 inline constexpr int kMaskedRows = 64;
 
 // The bits the kernel ORs into GroupedArgs::status (grouped.hpp).
-inline constexpr uint32_t kBadGroupIndex = 1u;  // a 128-row block's first index outside [-1, G)
-inline constexpr uint32_t kBadRowIndex = 2u;    // a row's index neither its block's group nor -1
+inline constexpr uint32_t kBadGroupIndex = 1u;  // a tile's (half's) first index outside [-1, G)
+inline constexpr uint32_t kBadRowIndex = 2u;    // a row's index neither its tile's group nor -1
 inline constexpr uint32_t kBadMaskedM = 4u;     // masked_m[g] outside [0, max_m]
 
 // One unit of the kernel's work.
@@ -87,6 +88,8 @@ class GroupedScheduler {
   GEMM_HOST_DEVICE uint32_t status() const { return status_; }
 
  private:
+  GEMM_HOST_DEVICE static int read(const int* p, int64_t i) { return p[i]; }
+
   // Contiguous: the dense grid, chapter 09's order; a tile's group from its first row's index.
   GEMM_HOST_DEVICE bool next_contiguous(Work& w) {
     const int64_t tiles = int64_t(p_.tiles_m) * p_.tiles_n;
@@ -95,10 +98,11 @@ class GroupedScheduler {
       const int64_t m0 = int64_t(t.m_block) * p_.block_m;
       const int rows = int(p_.m - m0 < p_.block_m ? p_.m - m0 : p_.block_m);
       // A 256-row tile whose second half exists and belongs to another group: two works.
-      const int g0 = m_indices_[m0];
-      const bool halves = p_.block_m == 256 && rows > kAlignment && m_indices_[m0 + 128] != g0;
+      const int g0 = read(m_indices_, m0);
+      const int g1 = p_.block_m == 256 && rows > kAlignment ? read(m_indices_, m0 + 128) : g0;
+      const bool halves = g1 != g0;
       for (; pass_ < (halves ? 2 : 1); ++pass_) {
-        const int g = pass_ == 0 ? g0 : m_indices_[m0 + 128];
+        const int g = pass_ == 0 ? g0 : g1;
         if (g < -1 || g >= p_.groups) {
           status_ |= kBadGroupIndex;  // nothing loaded, nothing stored
           continue;
@@ -119,7 +123,7 @@ class GroupedScheduler {
   // Masked: group by group, ceil(masked_m[g] / BLOCK_M) x tiles_n tiles each, M fastest.
   GEMM_HOST_DEVICE bool next_masked(Work& w) {
     while (group_ < p_.groups) {
-      const int count = masked_m_[group_];
+      const int count = read(masked_m_, group_);
       int tiles_m = 0;
       if (count < 0 || count > p_.m) {
         if (!counted_) status_ |= kBadMaskedM;  // the group is skipped

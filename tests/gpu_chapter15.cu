@@ -1,0 +1,502 @@
+// Chapter 15's GPU checks: the grouped GEMM in both layouts against the CPU reference, group by
+// group, with chapter 12's bound; every row the contract says is written, written (D is poisoned
+// first), and every row it says is left alone, left alone; every compiled tile; the same bits as
+// chapter 12 run group by group; a CUDA graph replayed with new counts; bad indices and counts on
+// the device reported and skipped; and the refusals that come before any launch.
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chapters/12_split_k/config.hpp"
+#include "chapters/15_grouped_gemm/config.hpp"
+#include "chapters/15_grouped_gemm/grouped.hpp"
+#include "chapters/15_grouped_gemm/problem.hpp"
+#include "chapters/registry.hpp"
+#include "common/reference.hpp"
+#include "tests/gpu.hpp"
+
+namespace ch12 {
+void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  // kernel.cu
+}  // namespace ch12
+
+namespace gemm {
+namespace {
+
+using ch15::Layout;
+
+const char* name(Layout l) {
+  return l == Layout::Contiguous ? "contiguous" : "masked";
+}
+
+std::string rows_text(const std::vector<int64_t>& rows) {
+  std::string s = "{";
+  for (size_t i = 0; i < rows.size() && i < 16; ++i) s += (i ? ", " : "") + std::to_string(rows[i]);
+  if (rows.size() > 16) s += ", ... (" + std::to_string(rows.size()) + " groups)";
+  return s + "}";
+}
+
+// CH15_BLOCK_M and CH15_BLOCK_N (either may be left out) for the lifetime of the object: what the
+// launch reads, and what describe_config reports.
+class TileOverride {
+ public:
+  TileOverride(int block_m, int block_n) {
+    if (block_m > 0) setenv("CH15_BLOCK_M", std::to_string(block_m).c_str(), 1);
+    if (block_n > 0) setenv("CH15_BLOCK_N", std::to_string(block_n).c_str(), 1);
+  }
+  explicit TileOverride(ch15::Tile t) : TileOverride(t.block_m, t.block_n) {}
+  ~TileOverride() {
+    unsetenv("CH15_BLOCK_M");
+    unsetenv("CH15_BLOCK_N");
+  }
+  TileOverride(const TileOverride&) = delete;
+  TileOverride& operator=(const TileOverride&) = delete;
+};
+
+std::string tile_text(ch15::Tile t) {
+  return "BLOCK_M " + std::to_string(t.block_m) + ", BLOCK_N " + std::to_string(t.block_n);
+}
+
+// A grouped problem on the host with the CPU reference of each group that has rows.
+struct Checked {
+  ch15::GroupedHostProblem host;
+  std::vector<Reference> refs;  // per group; empty (shape.m = 0) for a group of no rows
+  std::string what;
+};
+
+Checked make_checked(Layout layout, const std::vector<int64_t>& rows, int64_t n, int64_t k,
+                     uint64_t seed, int64_t max_m = 0) {
+  Checked c;
+  c.host = ch15::make_grouped_problem(layout, rows, n, k, seed, max_m);
+  c.refs.resize(rows.size());
+  for (int g = 0; g < c.host.groups; ++g)
+    if (rows[size_t(g)] > 0) c.refs[size_t(g)] = reference_gemm(c.host.group_problem(g));
+  c.what = std::string(name(layout)) + ", rows " + rows_text(rows) + ", " +
+           (layout == Layout::Contiguous ? "M " : "max_m ") + std::to_string(c.host.shape.m) +
+           ", N " + std::to_string(n) + ", K " + std::to_string(k) + ", seed " +
+           std::to_string(seed);
+  return c;
+}
+
+// What a run should leave in D beyond the contract's default (grouped.hpp: every valid row its
+// product; contiguous padding rows zeros; masked rows from masked_m[g] to the next multiple of 64
+// zeros, the rest untouched).
+struct Expected {
+  std::vector<int64_t> counts;                         // masked: the counts the kernel read, if
+                                                       // not the problem's rows
+  std::vector<std::pair<int64_t, int64_t>> untouched;  // rows of D skipped: still poison
+  std::vector<int64_t> zeroed;                         // rows of D stored as zeros (a bad index)
+};
+
+// Checks every element of D: the products against each group's reference (chapter 12's bound),
+// the zeros, and the poison where nothing may be stored.
+void expect_d(const Checked& c, const std::vector<uint16_t>& d, const std::string& what,
+              const Expected& e = {}) {
+  const ch15::GroupedHostProblem& h = c.host;
+  const int64_t n = h.shape.n, k = h.shape.k, rows = h.d_rows();
+  ASSERT_EQ(int64_t(d.size()), rows * n) << what;
+  enum Kind : int8_t { kProduct, kZero, kPoison };
+  std::vector<Kind> kind(size_t(rows), kPoison);
+  std::vector<int> group(size_t(rows), -1);
+  std::vector<int64_t> in_group(size_t(rows), 0);
+  if (h.layout == Layout::Contiguous) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int g = h.m_indices[size_t(r)];
+      kind[size_t(r)] = g >= 0 ? kProduct : kZero;
+      if (g >= 0) group[size_t(r)] = g, in_group[size_t(r)] = r - h.first_row[size_t(g)];
+    }
+  } else {
+    for (int g = 0; g < h.groups; ++g) {
+      const int64_t count = e.counts.empty() ? h.rows[size_t(g)] : e.counts[size_t(g)];
+      ASSERT_LE(count, h.rows[size_t(g)]) << what << ": no reference for so many rows";
+      for (int64_t i = 0; i < h.shape.m; ++i) {
+        const int64_t r = int64_t(g) * h.shape.m + i;
+        kind[size_t(r)] = i < count ? kProduct : i < (count + 63) / 64 * 64 ? kZero : kPoison;
+        group[size_t(r)] = g;
+        in_group[size_t(r)] = i;
+      }
+    }
+  }
+  for (const int64_t r : e.zeroed) kind[size_t(r)] = kZero;
+  for (const auto& [begin, end] : e.untouched)
+    for (int64_t r = begin; r < end; ++r) kind[size_t(r)] = kPoison;
+
+  // The products, group by group.
+  const Chapter& ch = *find_chapter(12);
+  for (int g = 0; g < h.groups; ++g) {
+    std::vector<uint16_t> got;
+    Reference want;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (kind[size_t(r)] != kProduct || group[size_t(r)] != g) continue;
+      const Reference& ref = c.refs[size_t(g)];
+      ASSERT_LT(in_group[size_t(r)], ref.shape.m) << what << ": group " << g;
+      got.insert(got.end(), d.begin() + r * n, d.begin() + (r + 1) * n);
+      const size_t at = size_t(in_group[size_t(r)] * n);
+      want.value.insert(want.value.end(), ref.value.begin() + at, ref.value.begin() + at + n);
+      want.abs_sum.insert(want.abs_sum.end(), ref.abs_sum.begin() + at,
+                          ref.abs_sum.begin() + at + n);
+    }
+    if (got.empty()) continue;
+    want.shape = {int64_t(got.size()) / n, n, k};
+    const Comparison cmp = compare_to_reference(got, want, ch.tolerance({h.rows[size_t(g)], n, k}));
+    const std::string at = what + ", group " + std::to_string(g) + " (" +
+                           std::to_string(want.shape.m) + " rows compared): " + cmp.str();
+    EXPECT_EQ(cmp.unwritten, 0) << at;
+    EXPECT_EQ(cmp.nan, 0) << at;
+    EXPECT_EQ(cmp.over_bound, 0) << at;
+    EXPECT_LE(cmp.rel_diff, ch.max_rel_diff) << at;
+  }
+  // The zeros and the untouched rows.
+  int64_t not_zero = 0, not_poison = 0, first_not_zero = -1, first_not_poison = -1;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (kind[size_t(r)] == kProduct) continue;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint16_t bits = d[size_t(r * n + j)];
+      if (kind[size_t(r)] == kZero && (bits & 0x7FFF) != 0) {
+        if (not_zero++ == 0) first_not_zero = r;
+      }
+      if (kind[size_t(r)] == kPoison && bits != kPoisonBits) {
+        if (not_poison++ == 0) first_not_poison = r;
+      }
+    }
+  }
+  EXPECT_EQ(not_zero, 0) << what << ": elements that should be zeros are not (first in row "
+                         << first_not_zero << ")";
+  EXPECT_EQ(not_poison, 0) << what << ": elements that nothing may store were stored (first in row "
+                           << first_not_poison << ")";
+}
+
+// Poisons D, runs chapter 15, reads the status word (throws on a bit) and returns D.
+std::vector<uint16_t> run(const ch15::GroupedDeviceProblem& dev, const ch15::GroupedArgs& args) {
+  dev.poison();
+  ch15::gemm(args, nullptr);
+  ch15::check_status(args.status, nullptr);
+  return dev.download_d();
+}
+
+// A fresh problem, run with the configuration the rule chooses, checked.
+void run_and_check(Layout layout, const std::vector<int64_t>& rows, int64_t n, int64_t k,
+                   uint64_t seed, int64_t max_m = 0) {
+  const Checked c = make_checked(layout, rows, n, k, seed, max_m);
+  const ch15::GroupedDeviceProblem dev(c.host);
+  const ch15::GroupedArgs args = dev.args();
+  const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
+  expect_d(c, run(dev, args), what);
+}
+
+// The ragged rows: an empty group, one row, exactly one 128-row tile, 256 + 1, and others.
+const std::vector<int64_t> kRaggedRows = {1, 0, 128, 257, 45, 200};
+
+TEST(Chapter15, BothLayoutsMatchTheReference) {
+  SKIP_WITHOUT_HOPPER();
+  for (const Layout layout : {Layout::Contiguous, Layout::Masked})
+    for (const int64_t k : {640, 1024})
+      // Masked: max_m 384, past the largest group's 320 rows, so that some rows stay poison.
+      run_and_check(layout, kRaggedRows, 1168, k,
+                    testing::test_seed() + uint64_t(k) + 7 * uint64_t(layout), 384);
+}
+
+// 256 groups of a few rows each (some empty): every group its own B, and (masked) most of the
+// groups one tile of 64 rows.
+TEST(Chapter15, ManySmallGroups) {
+  SKIP_WITHOUT_HOPPER();
+  const uint64_t seed = testing::test_seed();
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> rows(256);
+  for (int64_t& r : rows) r = rng() % 5 == 0 ? 0 : int64_t(1 + rng() % 12);
+  rows[0] = 0;
+  rows[255] = 12;
+  for (const Layout layout : {Layout::Contiguous, Layout::Masked})
+    run_and_check(layout, rows, 264, 256, seed + 1 + uint64_t(layout), 128);
+}
+
+// Every compiled tile, forced through the environment, on one ragged problem per layout.
+TEST(Chapter15, EveryTileMatchesTheReference) {
+  SKIP_WITHOUT_HOPPER();
+  for (const Layout layout : {Layout::Contiguous, Layout::Masked}) {
+    const Checked c =
+        make_checked(layout, kRaggedRows, 1168, 640, testing::test_seed() + uint64_t(layout), 384);
+    const ch15::GroupedDeviceProblem dev(c.host);
+    for (const ch15::Tile t : ch15::kTiles) {
+      const TileOverride force(t);
+      const ch15::GroupedArgs args = dev.args();
+      const std::string config = ch15::describe_config(args);
+      EXPECT_NE(config.find(tile_text(t)), std::string::npos) << config;
+      expect_d(c, run(dev, args), c.what + " (" + config + ")");
+    }
+  }
+}
+
+// Chapter 12's kernel on each group as a dense problem, with the same tile and no split: the same
+// instructions in the same order for every element, so the same bits in every valid row.
+TEST(Chapter15, BitForBitChapter12GroupByGroup) {
+  SKIP_WITHOUT_HOPPER();
+  for (const Layout layout : {Layout::Contiguous, Layout::Masked}) {
+    const uint64_t seed = testing::test_seed() + uint64_t(layout);
+    const ch15::GroupedHostProblem host =
+        ch15::make_grouped_problem(layout, kRaggedRows, 1168, 1024, seed, 384);
+    const ch15::GroupedDeviceProblem grouped(host), dense(host);
+    for (const ch15::Tile t : ch15::kTiles) {
+      const std::string what =
+          std::string(name(layout)) + ", " + tile_text(t) + ", seed " + std::to_string(seed);
+      std::vector<uint16_t> d15;
+      {
+        const TileOverride force(t);
+        d15 = run(grouped, grouped.args());
+      }
+      dense.poison();
+      for (const auto& g : dense.dense_groups())
+        ch12::gemm_variant(g.args, ch12::Variant{t.block_m, t.block_n, ch10::Multicast::None, 1},
+                           nullptr);
+      const std::vector<uint16_t> d12 = dense.download_d();
+      const int64_t n = host.shape.n;
+      for (const auto& g : dense.dense_groups()) {
+        const int64_t begin = host.first_row[size_t(g.group)] * n;
+        const int64_t end = begin + host.rows[size_t(g.group)] * n;
+        const std::vector<uint16_t> x(d15.begin() + begin, d15.begin() + end);
+        const std::vector<uint16_t> y(d12.begin() + begin, d12.begin() + end);
+        int64_t poison = 0;
+        for (const uint16_t bits : x) poison += bits == kPoisonBits;
+        EXPECT_EQ(poison, 0) << what << ", group " << g.group << ": rows chapter 15 never wrote";
+        EXPECT_EQ(count_bit_differences(x, y), 0)
+            << what << ", group " << g.group << " (" << host.rows[size_t(g.group)] << " rows)";
+      }
+    }
+  }
+}
+
+// Owners of a stream, a graph and its executable.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+struct Graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+};
+
+// The masked layout's reason to keep the counts on the GPU: one launch captured in a graph, then
+// replayed with other counts written to the device between replays. The host problem is built
+// with the largest count of each group over the replays; the reference of a group's first r rows is
+// the first r rows of its reference (row i of D depends on row i of A alone), so expect_d compares
+// those, and A's rows past r, which hold real data, must not reach D.
+TEST(Chapter15, GraphReplaysWithNewCounts) {
+  SKIP_WITHOUT_HOPPER();
+  const std::vector<std::vector<int64_t>> replays = {
+      {200, 0, 130, 64, 1, 0}, {17, 129, 1, 0, 3, 0}, {64, 65, 128, 63, 0, 0}};
+  std::vector<int64_t> largest(replays[0].size(), 0);
+  for (const auto& counts : replays)
+    for (size_t g = 0; g < counts.size(); ++g) largest[g] = std::max(largest[g], counts[g]);
+  const Checked c = make_checked(Layout::Masked, largest, 1168, 640, testing::test_seed(), 256);
+  const ch15::GroupedDeviceProblem dev(c.host);
+  const Stream stream;
+  // expected_m 64: 64-row tiles; 0 (max_m, 256): the rule's tile for 256 rows.
+  for (const int64_t expected_m : {64, 0}) {
+    ch15::GroupedArgs args = dev.args();
+    args.expected_m = expected_m;
+    const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
+    const std::vector<int> first(largest.begin(), largest.end());
+    CUDA_CHECK(cudaMemcpy(dev.masked_m(), first.data(), first.size() * sizeof(int),
+                          cudaMemcpyHostToDevice));
+
+    // Once outside the graph (the first launch of a tile may set its attributes), with the
+    // largest counts.
+    dev.poison(stream.s);
+    ch15::gemm(args, stream.s);
+    ch15::check_status(args.status, stream.s);
+    expect_d(c, dev.download_d(), what + ", launched directly");
+
+    Graph graph;
+    CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
+    try {
+      ch15::gemm(args, stream.s);
+    } catch (const std::exception& e) {
+      cudaStreamEndCapture(stream.s, &graph.graph);
+      cudaGetLastError();
+      FAIL() << what << ": ch15::gemm while capturing: " << e.what();
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph.graph));
+    CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
+
+    for (size_t replay = 0; replay < replays.size(); ++replay) {
+      const std::vector<int> counts(replays[replay].begin(), replays[replay].end());
+      CUDA_CHECK(cudaMemcpy(dev.masked_m(), counts.data(), counts.size() * sizeof(int),
+                            cudaMemcpyHostToDevice));
+      dev.poison(stream.s);
+      CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.s));
+      ch15::check_status(args.status, stream.s);
+      Expected e;
+      e.counts = replays[replay];
+      expect_d(c, dev.download_d(),
+               what + ", graph replay " + std::to_string(replay) + " with counts " +
+                   rows_text(replays[replay]),
+               e);
+    }
+  }
+}
+
+// check_status throws gemm::Error with the bit's sentence, and leaves the word at 0.
+void expect_status(const ch15::GroupedArgs& args, uint32_t bit, const std::string& what) {
+  try {
+    ch15::check_status(args.status, nullptr);
+    ADD_FAILURE() << what << ": check_status did not throw";
+  } catch (const UnsupportedError& e) {
+    ADD_FAILURE() << what << ": UnsupportedError, expected gemm::Error: " << e.what();
+  } catch (const Error& e) {
+    // That bit alone: nothing else was wrong.
+    EXPECT_EQ(std::string(e.what()), ch15::status_message(bit)) << what;
+  }
+  EXPECT_NO_THROW(ch15::check_status(args.status, nullptr)) << what << ": the word was not reset";
+}
+
+// After a run that skipped something, the context still works: a good problem, checked.
+void expect_a_good_run(uint64_t seed, const std::string& what) {
+  SCOPED_TRACE(what + ": the good run after it");
+  run_and_check(Layout::Contiguous, {3, 129}, 264, 256, seed);
+  run_and_check(Layout::Masked, {3, 129}, 264, 256, seed + 1);
+}
+
+// Rows 0-255 group 0 (130 rows), 256-383 group 1 (50), 384-511 group 2 (128), 512-639 group 3 (1).
+const std::vector<int64_t> kBadIndexRows = {130, 50, 128, 1};
+
+// A 128-row block whose first index is outside [-1, G): kBadGroupIndex, the block not stored, the
+// other groups right. Tiles of 128 and 256 rows: with 64-row tiles the scheduler reads the first
+// index of each 64-row box, so only the first half of such a block is skipped (scheduler.hpp).
+TEST(Chapter15, BadGroupIndexSkipsItsBlock) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  for (const int block_m : {128, 256}) {
+    // The first block of group 1 (rows 256-383), the second block of group 0 (rows 128-255).
+    for (const int64_t block_row : {256, 128}) {
+      for (const int bad : {999, -2}) {
+        const Checked c = make_checked(Layout::Contiguous, kBadIndexRows, 528, 512, ++seed);
+        ASSERT_EQ(c.host.shape.m, 640);
+        const ch15::GroupedDeviceProblem dev(c.host);
+        const ch15::GroupedArgs args = dev.args();
+        const std::string what = c.what + ", BLOCK_M " + std::to_string(block_m) + ", row " +
+                                 std::to_string(block_row) + " indexed " + std::to_string(bad);
+        CUDA_CHECK(
+            cudaMemcpy(dev.m_indices() + block_row, &bad, sizeof bad, cudaMemcpyHostToDevice));
+        {
+          const TileOverride force(block_m, 0);
+          dev.poison();
+          ch15::gemm(args, nullptr);
+        }
+        expect_status(args, ch15::kBadGroupIndex, what);
+        Expected e;
+        e.untouched = {{block_row, block_row + 128}};
+        expect_d(c, dev.download_d(), what, e);
+        expect_a_good_run(seed * 31, what);
+      }
+    }
+  }
+}
+
+// A row inside a block whose index is another valid group: kBadRowIndex, that row zeros, the
+// rest of its group and the other groups right. Every tile height (the row is no box's first).
+TEST(Chapter15, BadRowIndexIsZeroed) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  for (const int block_m : {64, 128, 256}) {
+    for (const auto& [row, index] : {std::pair<int64_t, int>{5, 2}, {129, 3}, {300, 0}}) {
+      const Checked c = make_checked(Layout::Contiguous, kBadIndexRows, 528, 512, ++seed);
+      const ch15::GroupedDeviceProblem dev(c.host);
+      const ch15::GroupedArgs args = dev.args();
+      const std::string what = c.what + ", BLOCK_M " + std::to_string(block_m) + ", row " +
+                               std::to_string(row) + " indexed " + std::to_string(index);
+      CUDA_CHECK(cudaMemcpy(dev.m_indices() + row, &index, sizeof index, cudaMemcpyHostToDevice));
+      {
+        const TileOverride force(block_m, 0);
+        dev.poison();
+        ch15::gemm(args, nullptr);
+      }
+      expect_status(args, ch15::kBadRowIndex, what);
+      Expected e;
+      e.zeroed = {row};
+      expect_d(c, dev.download_d(), what, e);
+      expect_a_good_run(seed * 31, what);
+    }
+  }
+}
+
+// masked_m[g] outside [0, max_m]: kBadMaskedM, group g untouched, the other groups right.
+TEST(Chapter15, BadMaskedMSkipsItsGroup) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  const std::vector<int64_t> rows = {100, 1, 257, 64};
+  for (const int group : {0, 2, 3}) {
+    for (const int bad : {320 + 1, -1}) {
+      const Checked c = make_checked(Layout::Masked, rows, 528, 512, ++seed, 320);
+      ASSERT_EQ(c.host.shape.m, 320);
+      const ch15::GroupedDeviceProblem dev(c.host);
+      const ch15::GroupedArgs args = dev.args();
+      const std::string what =
+          c.what + ", masked_m[" + std::to_string(group) + "] = " + std::to_string(bad);
+      CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
+      dev.poison();
+      ch15::gemm(args, nullptr);
+      expect_status(args, ch15::kBadMaskedM, what);
+      Expected e;
+      e.untouched = {{int64_t(group) * 320, int64_t(group + 1) * 320}};
+      expect_d(c, dev.download_d(), what, e);
+      expect_a_good_run(seed * 31, what);
+    }
+  }
+}
+
+// Counts, indices or the status word left in host memory, and a contiguous M that is not whole
+// blocks: refused with UnsupportedError before anything is launched (D still poison).
+TEST(Chapter15, RefusedBeforeLaunch) {
+  SKIP_WITHOUT_HOPPER();
+  const auto expect_refused = [](const ch15::GroupedDeviceProblem& dev,
+                                 const ch15::GroupedArgs& args, const std::string& what,
+                                 const char* word) {
+    dev.poison();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    try {
+      ch15::gemm(args, nullptr);
+      ADD_FAILURE() << what << ": launched";
+    } catch (const UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << what << ": " << e.what();
+    }
+    int64_t written = 0;
+    for (const uint16_t bits : dev.download_d()) written += bits != kPoisonBits;
+    EXPECT_EQ(written, 0) << what << ": D was written";
+  };
+  const uint64_t seed = testing::test_seed();
+  const ch15::GroupedHostProblem masked =
+      ch15::make_grouped_problem(Layout::Masked, {3, 70}, 264, 256, seed);
+  const ch15::GroupedDeviceProblem dev_masked(masked);
+  EXPECT_EQ(ch15::location_error(dev_masked.args()), "");
+  ch15::GroupedArgs args = dev_masked.args();
+  args.masked_m = masked.masked_m.data();
+  EXPECT_NE(ch15::location_error(args), "");
+  expect_refused(dev_masked, args, "masked_m in host memory", "masked_m");
+  uint32_t host_status = 0;
+  args = dev_masked.args();
+  args.status = &host_status;
+  expect_refused(dev_masked, args, "the status word in host memory", "status");
+
+  const ch15::GroupedHostProblem contiguous =
+      ch15::make_grouped_problem(Layout::Contiguous, {3, 70}, 264, 256, seed + 1);
+  const ch15::GroupedDeviceProblem dev_contiguous(contiguous);
+  EXPECT_EQ(ch15::location_error(dev_contiguous.args()), "");
+  args = dev_contiguous.args();
+  args.m_indices = contiguous.m_indices.data();
+  expect_refused(dev_contiguous, args, "m_indices in host memory", "m_indices");
+  args = dev_contiguous.args();
+  args.shape.m -= 64;
+  expect_refused(dev_contiguous, args, "M = " + std::to_string(args.shape.m), "128");
+  // And the arguments as they were still run.
+  expect_a_good_run(seed + 2, "the refusals");
+}
+
+}  // namespace
+}  // namespace gemm
