@@ -8,8 +8,8 @@
 // - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
 //   11's block_m_for, BLOCK_N by its block_n_for;
 // - masked: BLOCK_M from the rows a group is expected to have (expected_m: 64 up to 64 rows, 128 up
-//   to 128, above that chapter 11's rule on expected_m x N x K), then BLOCK_N by the rule over
-//   G x (expected_m rounded up to BLOCK_M) rows, the tiles all groups together give the SMs.
+//   to 128, above that 256), then BLOCK_N by the rule over G x (expected_m rounded up to BLOCK_M)
+//   rows, the tiles all groups together give the SMs (with 64-row tiles, widths up to 128).
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group by
 // group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
 // expected to be one row of tiles: then each tile of B is read once.
@@ -77,9 +77,23 @@ inline gemm::Shape dense_equivalent(const GroupedShape& g, int block_m) {
   return {int64_t(g.groups) * rows, g.shape.n, g.shape.k};
 }
 
+// Masked: 64 rows up to 64 expected, 128 up to 128, and above that 256: chapter 11's rule on
+// expected_m x N x K picked 128 at 192 rows, which measured 2% slower than 256 at 32 x 192 rows
+// (and 7% at 6 x 1024; H100, 2026-11-26: NOTES.md, "The tiles of the masked layout").
 inline int block_m_for(const GroupedShape& g, int num_sms) {
   if (g.layout == Layout::Contiguous) return ch11::block_m_for(g.shape, num_sms);
-  return ch11::block_m_for({g.expected(), g.shape.n, g.shape.k}, num_sms);
+  const int64_t e = g.expected();
+  return e <= 64 ? 64 : e <= 128 ? 128 : 256;
+}
+
+// Masked with 64-row tiles, the work is a stream of B: the widths up to 128, whose extra stages
+// measured 5% more GB/s than 160 at 32 x 20 rows (2809 against 2663 GB/s at 6144 x 7168).
+inline constexpr int kStreamBlockN[] = {16, 32, 64, 96, 112, 128};
+inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
+  const gemm::Shape dense = dense_equivalent(g, block_m);
+  if (g.layout == Layout::Masked && block_m == 64)
+    return ch07::best_block_n_among(kStreamBlockN, dense, block_m, num_sms);
+  return ch11::block_n_for(dense, block_m, num_sms);
 }
 
 // The configuration for a given tile. Host only.
@@ -130,7 +144,7 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
                                    "\")");
     block_m = std::stoi(v);
   }
-  int block_n = ch11::block_n_for(dense_equivalent(g, block_m), block_m, num_sms);
+  int block_n = block_n_for(g, block_m, num_sms);
   if (block_n_text && *block_n_text) {
     const std::string v = block_n_text;
     int parsed = 0;

@@ -392,6 +392,16 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       const int live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
       const int live_end = live < work.sub_end ? live : work.sub_end;
       const int sub_begin = work.sub_begin;
+      // Contiguous: the group indices of this thread's rows, loaded now and compared in the
+      // epilogue, so that the loads' latency hides behind the K loop (loaded there, they held up
+      // the epilogue).
+      int index_lo[kSubtiles], index_hi[kSubtiles];
+#pragma unroll
+      for (int sub = 0; sub < kSubtiles; ++sub) {
+        const int lo = row_lo + sub * kSubtileRows, hi = row_hi + sub * kSubtileRows;
+        index_lo[sub] = !masked && lo < mine.rows ? groups.m_indices[mine.row0 + lo] : -1;
+        index_hi[sub] = !masked && hi < mine.rows ? groups.m_indices[mine.row0 + hi] : -1;
+      }
 
       // The K loop, once per value num_former_iters can take for this BLOCK_N, and twice for each
       // (chapter 06): for a work whose sub-tiles all compute, and for the others. A work of padding
@@ -504,10 +514,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // index is not the group (padding, -1; anything else also raises kBadRowIndex); masked, a
       // row at or past masked_m.
       const int64_t m0 = mine.row0, n0_mine = int64_t(mine.n_block) * BLOCK_N;
-      const auto keeps = [&](int row) -> bool {
+      const auto keeps = [&](int row, int index) -> bool {
         if (row >= mine.rows) return false;  // past M, or past masked_m
         if (masked) return true;
-        const int index = groups.m_indices[m0 + row];
         if (index != mine.group && index != -1 && groups.status != nullptr)
           atomicOr(groups.status, kBadRowIndex);
         return index == mine.group && index >= 0;
@@ -519,8 +528,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         if (sub < mine.sub_begin || sub >= mine.sub_end) continue;  // the other group's half
         const int block64 = warpgroup + sub * kNumMathWarpgroups;
         float* final_sub = final_acc + sub * Wgmma::kAccumulators;
-        const bool keep_lo = keeps(row_lo + sub * kSubtileRows);
-        const bool keep_hi = keeps(row_hi + sub * kSubtileRows);
+        const bool keep_lo = keeps(row_lo + sub * kSubtileRows, index_lo[sub]);
+        const bool keep_hi = keeps(row_hi + sub * kSubtileRows, index_hi[sub]);
 #pragma unroll
         for (int r = 0; r < Wgmma::kAccumulators; ++r)
           if (!(row_half(r) == 0 ? keep_lo : keep_hi)) final_sub[r] = 0.0f;
