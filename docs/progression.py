@@ -266,8 +266,13 @@ def ablation_table(order, ablations, rows, shapes):
 def is_grouped_entry(name):
     """A grouped entry: "15_grouped_gemm/masked/32x20/6144x7168" or "dense_per_group/...", not a
     dense one ("13_ffma_interleave/64x2112x7168")."""
-    parts = name.split("/")
+    parts = grouped_name(name).split("/")
     return len(parts) == 4 and parts[1] in GROUPED_LAYOUTS
+
+
+def grouped_name(name):
+    """The entry's name without Google Benchmark's suffixes ("/iterations:1/manual_time")."""
+    return "/".join(p for p in name.split("/") if ":" not in p and p != "manual_time")
 
 
 def load_grouped(path):
@@ -280,7 +285,7 @@ def load_grouped(path):
     for b in data["benchmarks"]:
         if not is_grouped_entry(b["name"]):
             continue
-        kernel, shape = b["name"].split("/", 1)
+        kernel, shape = grouped_name(b["name"]).split("/", 1)
         if kernel == GROUPED_PEER:
             grouped["dense"][shape] = entry_value(b)
         else:

@@ -23,7 +23,7 @@ KERNEL_FACTOR = 1.2
 def row(name, shape, tflops, error=False, kernel_times=True):
     m, n, k = (int(x) for x in shape.split("x"))
     us = 2.0 * m * n * k / (tflops * 1e12) * 1e6
-    b = {"name": f"{name}/{shape}", "TFLOPS": tflops, "GBps": (m * k + n * k + 2 * m * n) / us / 1e3,
+    b = {"name": f"{name}/{shape}/iterations:1/manual_time", "TFLOPS": tflops, "GBps": (m * k + n * k + 2 * m * n) / us / 1e3,
          "median_us": us}
     if kernel_times:
         b["kernel_us"] = us / KERNEL_FACTOR
@@ -46,16 +46,17 @@ IDEA_15 = "the scheduler learns groups: contiguous and masked grouped GEMM for m
 
 
 def grouped_row(name, shape, tflops, kernel_times=True):
-    """A grouped entry with every group at its expected rows (the made-up run's valid rows)."""
+    """A grouped entry with every group at its expected rows (the made-up run's valid rows), named
+    as Google Benchmark names it in its JSON (with "/iterations:1/manual_time")."""
     layout, rows, nk = shape.split("/")
     groups, expected = (int(x) for x in rows.split("x"))
     n, k = (int(x) for x in nk.split("x"))
     valid = groups * expected
     if tflops is None:
-        return {"name": f"{name}/{shape}", "error_occurred": True,
+        return {"name": f"{name}/{shape}/iterations:1/manual_time", "error_occurred": True,
                 "error_message": "chapter 13: refused"}
     us = 2.0 * valid * n * k / (tflops * 1e12) * 1e6
-    b = {"name": f"{name}/{shape}", "TFLOPS": tflops,
+    b = {"name": f"{name}/{shape}/iterations:1/manual_time", "TFLOPS": tflops,
          "GBps": (valid * k + groups * n * k + 2 * valid * n) / us / 1e3, "median_us": us,
          "groups": groups, "rows": expected, "N": n, "K": k, "masked": int(layout == "masked")}
     if kernel_times:
