@@ -145,6 +145,9 @@ if [ "$sanitizers" = 1 ]; then
       # chapter 11's are 16 wide), split 3 on ragged 128-row tiles with uneven slices, and split 8
       # where K is 3 blocks (five CTAs of each cluster without a K block).
       [[ "$name" == 12_* ]] && shapes+=("64 512 4096" "128 2112 2048" "100 2120 640 - - 3" "1 1024 384 - - 8")
+      # Chapter 15 (both layouts in each run, 8 groups of about M rows): 256-row tiles, some holding
+      # two groups (contiguous) and rows past the counts (masked).
+      [[ "$name" == 15_* ]] && shapes+=("600 1168 1024")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""

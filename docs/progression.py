@@ -714,8 +714,10 @@ def grouped_headline_block(run, link):
         row = g.get(shape, {})
         ours, ratio_cell = row.get(f"this chapter {unit}"), row.get(f"ratio {unit}")
         text = f"**{grouped_label(shape)}: {fmt(ours)} {unit}**"
+        dense = row.get(f"dense per group {unit}")
+        before = f"chapter 13 once per group: {fmt(dense)}; " if dense else ""
         if ours and ratio_cell:  # the table's ratio, of the unrounded figures
-            text += f" (DeepGEMM 2.6.1: {fmt(deepgemm[shape])}, x{ratio_cell:.2f})"
+            text += f" ({before}DeepGEMM 2.6.1: {fmt(deepgemm[shape])}, x{ratio_cell:.2f})"
         parts.append(text)
     return " · ".join(parts) + ". " + grouped_source_line(run, link)
 
