@@ -145,9 +145,9 @@ if [ "$sanitizers" = 1 ]; then
       # chapter 11's are 16 wide), split 3 on ragged 128-row tiles with uneven slices, and split 8
       # where K is 3 blocks (five CTAs of each cluster without a K block).
       [[ "$name" == 12_* ]] && shapes+=("64 512 4096" "128 2112 2048" "100 2120 640 - - 3" "1 1024 384 - - 8")
-      # Chapter 15 (both layouts in each run, 8 groups of about M rows): 256-row tiles, some holding
-      # two groups (contiguous) and rows past the counts (masked).
-      [[ "$name" == 15_* ]] && shapes+=("600 1168 1024")
+      # Chapter 15 (both layouts in each run, 8 groups of about M rows) with 256-row tiles
+      # (CH15_BLOCK_M): some hold two groups (contiguous), rows past the counts (masked).
+      [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 256")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
@@ -163,7 +163,7 @@ if [ "$sanitizers" = 1 ]; then
         for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
           t0=$SECONDS
-          CH11_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
+          CH11_BLOCK_M=$block_m CH15_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
             timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
