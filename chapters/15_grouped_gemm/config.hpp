@@ -13,8 +13,8 @@
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group by
 // group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
 // expected to be one row of tiles: then each tile of B is read once.
-// Overrides: CH15_BLOCK_M (64, 128 or 256) and CH15_BLOCK_N (one of chapter 07's widths; with 256
-// rows, 96 or 128).
+// Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 256
+// rows, 96 or 128), and at the launch chapter 09's CH09_GROUP (the contiguous tile order).
 #pragma once
 
 #include <cstdint>

@@ -62,7 +62,7 @@ std::string argument_error(const GroupedArgs& args);
 std::string location_error(const GroupedArgs& args);
 
 // Checks (argument_error, the device, location_error), configures (config.hpp, with the
-// CH15_BLOCK_M and CH15_BLOCK_N overrides) and launches. Throws gemm::UnsupportedError before
+// CH15_BLOCK_M, CH15_BLOCK_N and CH09_GROUP overrides) and launches. Throws gemm::UnsupportedError before
 // launching anything when a check fails. Does not synchronise.
 void gemm(const GroupedArgs& args, cudaStream_t stream);
 

@@ -169,8 +169,10 @@ int run(Layout layout, const Options& o, const gemm::CliOptions& cli) {
   shape_only.shape = host.shape;
   shape_only.expected_m = layout == Layout::Masked ? std::min(cli.shape.m, host.shape.m) : 0;
   const GroupedShape g{layout, host.groups, host.shape, shape_only.expected_m};
-  const Config c = choose_config(g, gemm::multiprocessor_count_or(gemm::kH100Sms),
-                                 std::getenv("CH15_BLOCK_M"), std::getenv("CH15_BLOCK_N"));
+  Config c = choose_config(g, gemm::multiprocessor_count_or(gemm::kH100Sms),
+                           std::getenv("CH15_BLOCK_M"), std::getenv("CH15_BLOCK_N"));
+  if (layout == Layout::Contiguous)  // as the launch takes it (kernel.cu, configured)
+    c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, kProgram);
   std::printf("%s\n", describe(g, c).c_str());
   if (cli.print_config) return 0;
   const GroupedDeviceProblem dev(host);
