@@ -1,5 +1,5 @@
-// Chapter 15's configuration: which of chapter 12's tiles a grouped problem runs, and the scheduler's
-// parameters. Plain C++ (tests/host_chapter15.cpp).
+// Chapter 15's configuration: which of chapter 12's tiles a grouped problem runs, and the
+// scheduler's parameters. Plain C++ (tests/host_chapter15.cpp).
 //
 // The grouped kernels are chapter 12's without a cluster: no multicast (the two tiles of a pair
 // could belong to two groups, and chapter 11 measured no cluster as fast on every dense shape) and
@@ -10,8 +10,8 @@
 // - masked: BLOCK_M from the rows a group is expected to have (expected_m: 64 up to 64 rows, 128 up
 //   to 128, above that 256), then BLOCK_N by the rule over G x (expected_m rounded up to BLOCK_M)
 //   rows, the tiles all groups together give the SMs (with 64-row tiles, widths up to 128).
-// The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group by
-// group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
+// The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
+// by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
 // expected to be one row of tiles: then each tile of B is read once.
 // Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 256
 // rows, 96 or 128), and at the launch chapter 09's CH09_GROUP (the contiguous tile order).

@@ -3,13 +3,14 @@
 //
 // The tensors (fp8 e4m3 A and B, fp32 scales as common/problem.hpp lays them out, bf16 D):
 //
-//   layout      A                 scale A                          D                 rows of group g
-//   contiguous  [M][K]            [K/128][sa_ld(M)]                [M][N]            rows whose m_indices is g
-//   masked      [G][max_m][K]     [G][K/128][sa_ld(max_m)]         [G][max_m][N]     its first masked_m[g]
+//   layout      A               scale A                    D               rows of group g
+//   contiguous  [M][K]          [K/128][sa_ld(M)]          [M][N]          m_indices[row] == g
+//   masked      [G][max_m][K]   [G][K/128][sa_ld(max_m)]   [G][max_m][N]   the first masked_m[g]
 //   both:       B [G][N][K], scale B [G][ceil(N/128)][K/128]
 //
 // shape.m is M (contiguous: every group's rows, each group padded to kAlignment = 128 rows, so M is
-// a multiple of 128) or max_m (masked: a multiple of kMaskedRows = 64). sa_ld(x) = x rounded up to 4.
+// a multiple of 128) or max_m (masked: a multiple of kMaskedRows = 64). sa_ld(x): x rounded up
+// to 4.
 //
 // What D holds afterwards:
 // - contiguous: every row of a group, its product; every padding row (m_indices -1), zeros.
@@ -62,8 +63,8 @@ std::string argument_error(const GroupedArgs& args);
 std::string location_error(const GroupedArgs& args);
 
 // Checks (argument_error, the device, location_error), configures (config.hpp, with the
-// CH15_BLOCK_M, CH15_BLOCK_N and CH09_GROUP overrides) and launches. Throws gemm::UnsupportedError before
-// launching anything when a check fails. Does not synchronise.
+// CH15_BLOCK_M, CH15_BLOCK_N and CH09_GROUP overrides) and launches. Throws
+// gemm::UnsupportedError before launching anything when a check fails. Does not synchronise.
 void gemm(const GroupedArgs& args, cudaStream_t stream);
 
 // The sentence for a status word's bits ("" for 0).
