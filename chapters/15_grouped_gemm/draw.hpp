@@ -15,10 +15,11 @@ namespace ch15 {
 // coloured by group, labelled with the CTA that takes it and its place in that CTA's walk.
 inline double draw_layout(gemm::Svg& svg, double y, const SchedulerParams& p,
                           const std::vector<int>& m_indices, const std::vector<int>& masked_m,
-                          int ctas, const std::string& title) {
+                          int ctas, const std::string& title, const std::string& note) {
   const double x0 = 150, box_w = 64, box_h = 15;
   svg.text(10, y, 13, title);
-  y += 12;
+  svg.text(10, y + 16, 11, note);
+  y += 28;
   const int64_t d_rows = p.layout == Layout::Contiguous ? p.m : p.groups * p.m;
   const int boxes = int((d_rows + 63) / 64);
   // Labels of the rows: group boundaries.
@@ -61,7 +62,7 @@ inline void draw_schedule(const std::string& path) {
   svg.text(10, 22, 15, "Chapter 15: tiles of D by group, and the CTA (cN) and step (.k) of each");
   svg.text(10, 40, 11,
            "from ch15::GroupedScheduler, the kernel's own walk (host arithmetic, not measured); "
-           "grey: not stored");
+           "brown: not stored");
   // Contiguous: groups of 300, 90, 0, 420 rows, each padded to 128; 256 x 128 tiles, N = 512.
   const std::vector<int64_t> rows = {300, 90, 0, 420};
   std::vector<int> idx;
@@ -79,9 +80,8 @@ inline void draw_schedule(const std::string& path) {
   c.tiles_n = 4;
   c.order_group = 2;
   double y = draw_layout(svg, 66, c, idx, {}, 5,
-                         "contiguous: groups of 300, 90, 0 and 420 rows "
-                         "padded to 128; 256 x 128 tiles; 5 CTAs (a 256-row tile of two groups: "
-                         "two works)");
+                         "contiguous: 300, 90, 0, 420 rows, padded to 128; 256 x 128 tiles; 5 CTAs",
+                         "rows 256-511 hold groups 0 and 1: two works, one per 128-row half");
   // Masked: 4 groups of max_m 256 with 150, 0, 40 and 256 rows; 128 x 128 tiles.
   const std::vector<int> counts = {150, 0, 40, 256};
   SchedulerParams m;
@@ -93,9 +93,9 @@ inline void draw_schedule(const std::string& path) {
   m.tiles_m = 2;
   m.tiles_n = 4;
   y = draw_layout(svg, y, m, {}, counts, 5,
-                  "masked: max_m 256, masked_m = 150, 0, 40, 256; 128 x 128 tiles; 5 CTAs "
-                  "(M fastest inside a group; an empty group has no tile)");
-  svg.save(path, 150 + 4 * 64 + 20 + 300, y, 9);
+                  "masked: max_m 256, masked_m = 150, 0, 40, 256; 128 x 128 tiles; 5 CTAs",
+                  "group by group, M fastest inside a group; an empty group has no tile");
+  svg.save(path, 720, y, 9);
 }
 
 }  // namespace ch15
