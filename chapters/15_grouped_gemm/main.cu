@@ -237,7 +237,12 @@ int main(int argc, char** argv) {
       std::printf("wrote %s/schedule.svg\n", cli.draw.c_str());
       if (!cli.check && !cli.timing) return 0;
     }
-    if (!cli.print_config) gemm::require_hopper();
+    // No Hopper GPU: the chapter cannot run here (exit 2 and one line, as every chapter binary).
+    if (const std::string why = gemm::hopper_unavailable_reason();
+        !cli.print_config && !why.empty()) {
+      std::printf("%s: cannot run: %s\n", kProgram, why.c_str());
+      return 2;
+    }
     int rc = 0;
     if (o.contiguous) rc |= run(Layout::Contiguous, o, cli);
     if (o.masked) rc |= run(Layout::Masked, o, cli);
