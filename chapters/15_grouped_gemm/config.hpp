@@ -11,10 +11,11 @@
 //   to 128, above that 256), then BLOCK_N by the rule over G x (expected_m rounded up to BLOCK_M)
 //   rows, the tiles all groups together give the SMs (with 64-row tiles, widths up to 128).
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
-// by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group is
-// expected to be one row of tiles: then each tile of B is read once.
+// by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
+// is expected to be one 64-row tile: then B is a stream, each tile read once.
 // Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 256
-// rows, 96 or 128), and at the launch chapter 09's CH09_GROUP (the contiguous tile order).
+// rows, 96 or 128), CH15_EVICT_B (first or normal), and at the launch chapter 09's CH09_GROUP (the
+// contiguous tile order).
 #pragma once
 
 #include <cstdint>
@@ -125,7 +126,11 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   const int64_t bounded = most < (int64_t(1) << 30) ? most : (int64_t(1) << 30);
   c.grid = g.layout == Layout::Contiguous ? ch09::persistent_grid(int(bounded), num_sms)
                                           : int(bounded < num_sms ? bounded : num_sms);
-  c.b_evict_first = g.layout == Layout::Masked && (g.expected() + t.block_m - 1) / t.block_m == 1;
+  // B with evict_first (chapter 12) where it streams: 64-row tiles, one per group. With one 256-row
+  // tile per group (32 x 192 rows) it measured 5-7% slower than the default policy, and at 64 rows
+  // level with it or up to 2% faster (H100, 2026-11-26: NOTES.md, "B's L2 policy").
+  c.b_evict_first = g.layout == Layout::Masked && t.block_m == 64 &&
+                    (g.expected() + t.block_m - 1) / t.block_m == 1;
   return c;
 }
 
@@ -156,6 +161,19 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
     block_n = parsed;
   }
   return make_config(g, {block_m, block_n}, num_sms);
+}
+
+// CH15_EVICT_B, the environment's override of B's L2 policy: "first" or "normal" (chapter 12's
+// CH12_EVICT_B); nullptr or "" leaves the rule's.
+inline Config apply_evict_b_override(const Config& chosen, const char* text) {
+  if (text == nullptr || *text == '\0') return chosen;
+  const std::string value = text;
+  if (value != "first" && value != "normal")
+    throw gemm::UnsupportedError("chapter 15: CH15_EVICT_B must be first or normal (got \"" +
+                                 value + "\")");
+  Config c = chosen;
+  c.b_evict_first = value == "first";
+  return c;
 }
 
 inline std::string describe(const GroupedShape& g, const Config& c) {

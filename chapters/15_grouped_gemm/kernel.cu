@@ -727,14 +727,14 @@ GroupedShape grouped_shape(const GroupedArgs& args) {
   return {args.layout, args.groups, args.shape, args.expected_m};
 }
 
-// The configuration with the environment's overrides: CH15_BLOCK_M, CH15_BLOCK_N, and chapter 09's
-// CH09_GROUP (the contiguous layout's tile order).
+// The configuration with the environment's overrides: CH15_BLOCK_M, CH15_BLOCK_N, CH15_EVICT_B, and
+// chapter 09's CH09_GROUP (the contiguous layout's tile order).
 Config configured(const GroupedArgs& args, int num_sms) {
   Config c = choose_config(grouped_shape(args), num_sms, std::getenv("CH15_BLOCK_M"),
                            std::getenv("CH15_BLOCK_N"));
   if (args.layout == Layout::Contiguous)
     c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, "chapter 15");
-  return c;
+  return apply_evict_b_override(c, std::getenv("CH15_EVICT_B"));
 }
 
 }  // namespace

@@ -173,6 +173,7 @@ int run(Layout layout, const Options& o, const gemm::CliOptions& cli) {
                            std::getenv("CH15_BLOCK_M"), std::getenv("CH15_BLOCK_N"));
   if (layout == Layout::Contiguous)  // as the launch takes it (kernel.cu, configured)
     c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, kProgram);
+  c = apply_evict_b_override(c, std::getenv("CH15_EVICT_B"));
   std::printf("%s\n", describe(g, c).c_str());
   if (cli.print_config) return 0;
   const GroupedDeviceProblem dev(host);
