@@ -163,13 +163,14 @@ GEMM_HOST_DEVICE void dispatch_k_loop(int former_value, bool all_live, F&& f) {
 // --- The BLOCK_N values the chapter offers ------------------------------------------------------
 //
 // Multiples of 16 (BLOCK_N / 8 accumulator groups come in pairs: chapter 08's stmatrix.x4 stores
-// two groups at a time) from 16 to 160 that keep every tile within two scale blocks. 160 is the
-// ceiling because chapter 06's promotion keeps two sets of accumulators (the wgmma ones and the
+// two groups at a time) from 16 to 160 that keep every tile within two scale blocks. 160 is this
+// chapter's ceiling: chapter 06's promotion keeps two sets of accumulators (the wgmma ones and the
 // scaled running sums), BLOCK_N / 2 floats each per thread: 160 registers at BLOCK_N = 160, 192 at
-// 192, 256 at 256. 192 and 256 pass the two-block test but leave too little of the 232 registers a
-// math thread gets in chapter 05 (setmaxnreg); DeepGEMM stops at 160 too. 48 and 80 pass but win
-// none of DeepGEMM's 18 shapes (best_block_n below, with BLOCK_M = 128); neither does 112, kept
-// as the chapter's running example of a tile that straddles (7 values of num_former_iters).
+// 192, 256 at 256. 256 passes the two-block test but takes all of the 232 registers a math thread
+// gets in chapter 05 (setmaxnreg); 192 fits at 128 rows, and chapter 11 offers it there
+// (ch11::kBlockNChoices128); this chapter stops at 160, as DeepGEMM 8dfa329 did. 48 and 80 pass
+// but win none of DeepGEMM's 18 shapes (best_block_n below, with BLOCK_M = 128); neither does 112,
+// kept as the chapter's running example of a tile that straddles (7 values of num_former_iters).
 inline constexpr int kOfferedBlockN[] = {16, 32, 64, 96, 112, 128, 144, 160};
 inline constexpr int kNumOfferedBlockN = int(sizeof(kOfferedBlockN) / sizeof(kOfferedBlockN[0]));
 

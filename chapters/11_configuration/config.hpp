@@ -8,12 +8,15 @@
 //    when M <= 128 (two math warpgroups, chapters 05-09's tile). Above that, 256 (chapter 06's
 //    two 64-row sub-tiles per math warpgroup), unless 128 rows fill the waves better by more than
 //    ch07::kTallTileMargin (0.1) of efficiency, each height at its own step-2 width (256 rows:
-//    96 or 128): chapter 07's choose_tile over this chapter's widths (block_m_for).
+//    96 or 128): chapter 07's choose_tile over this chapter's widths (block_m_for). And 128 rows
+//    where their width is 192 and they fill the waves within kWideTileSlack (0.04) as well as 256
+//    rows, with an efficiency of at least kWideTileMinEfficiency (0.8): the 128 x 192 tile, below.
 // 2. BLOCK_N from kBlockNChoices: the fewest waves of tiles over the SMs, then the highest
 //    efficiency (useful multiply-adds / work of those waves: the last wave's occupancy and the
 //    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
 //    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the
-//    SMs: 4096 / 32 = 128 tiles, 2112 / 16 = 132 tiles, one wave each.
+//    SMs: 4096 / 32 = 128 tiles, 2112 / 16 = 132 tiles, one wave each. Above M = 128, 128-row
+//    tiles may also be 192 wide (kBlockNChoices128).
 // 3. Multicast: off. Chapter 10's 2-CTA clusters halve the L2 bytes of one operand, but the pair
 //    of CTAs waits on the slower of the two at every stage. With the promotion's turnaround as
 //    chapter 06 first had it they measured slower than no cluster at every tile this heuristic
@@ -82,7 +85,7 @@ GEMM_HOST_DEVICE constexpr uint32_t smem_bytes(int block_m, int block_n) {
 // its overrides, and no other: tests/host_chapter10.cpp checks both ways (every choice over a
 // sweep of shapes and overrides is listed; every listed variant is chosen by some shape). Multicast
 // on B at BLOCK_M = 64 only comes with CH11_BLOCK_M = 64 (the heuristic's M <= 64 is one row of
-// tiles), and BLOCK_M = 256 at BLOCK_N 96 or 128 only.
+// tiles), BLOCK_M = 256 at BLOCK_N 96 or 128 only, and BLOCK_N = 192 at BLOCK_M = 128 only.
 struct Variant {
   int block_m, block_n;
   Multicast multicast;
@@ -96,11 +99,11 @@ GEMM_HOST_DEVICE constexpr bool operator==(Variant x, Variant y) {
     bm, bn, Multicast::B                                                     \
   }
 #define CH11_VARIANTS_FOR_N(bn) CH11_VARIANTS_FOR(64, bn), CH11_VARIANTS_FOR(128, bn)
-inline constexpr Variant kVariants[] = {CH11_VARIANTS_FOR_N(16),    CH11_VARIANTS_FOR_N(32),
-                                        CH11_VARIANTS_FOR_N(64),    CH11_VARIANTS_FOR_N(96),
-                                        CH11_VARIANTS_FOR_N(112),   CH11_VARIANTS_FOR_N(128),
-                                        CH11_VARIANTS_FOR_N(144),   CH11_VARIANTS_FOR_N(160),
-                                        CH11_VARIANTS_FOR(256, 96), CH11_VARIANTS_FOR(256, 128)};
+inline constexpr Variant kVariants[] = {
+    CH11_VARIANTS_FOR_N(16),     CH11_VARIANTS_FOR_N(32),    CH11_VARIANTS_FOR_N(64),
+    CH11_VARIANTS_FOR_N(96),     CH11_VARIANTS_FOR_N(112),   CH11_VARIANTS_FOR_N(128),
+    CH11_VARIANTS_FOR_N(144),    CH11_VARIANTS_FOR_N(160),   CH11_VARIANTS_FOR(256, 96),
+    CH11_VARIANTS_FOR(256, 128), CH11_VARIANTS_FOR(128, 192)};
 #undef CH11_VARIANTS_FOR_N
 #undef CH11_VARIANTS_FOR
 inline constexpr int kNumVariants = int(sizeof(kVariants) / sizeof(kVariants[0]));
@@ -122,21 +125,47 @@ struct Config : ch10::Clusters {
 // registers for final_acc and BLOCK_N / 2 for acc, fit the math threads' 232 registers up to
 // BLOCK_N = 128 (DeepGEMM's limit too); 96 and 128 are what the rule over every width up to 128
 // picks at M = 4096.
+// At BLOCK_M = 128 above M = 128, chapter 07's widths and 192: 96 + 96 registers of accumulators
+// per math thread, which fit the 232 (ptxas: no spills in the math warpgroups; chapter 07 stops
+// at 160 for its own kernels). Each warpgroup's wgmma is then 64 x 192, twice as wide as the
+// 256 x 96 tile's 64 x 96 for the same 24576 outputs a tile. At M <= 128 the widths stay chapter
+// 07's: there the rule wants the most tiles for one wave, and 192 only adds a choice it would take
+// for fewer waves at the same occupancy, which we did not measure.
 inline constexpr int kBlockNChoices256[] = {96, 128};
+inline constexpr int kBlockNChoices128[] = {16, 32, 64, 96, 112, 128, 144, 160, 192};
 constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
   if (block_m == 256) return ch07::best_block_n_among(kBlockNChoices256, s, 256, num_sms);
+  if (block_m == 128 && s.m > 128)
+    return ch07::best_block_n_among(kBlockNChoices128, s, 128, num_sms);
   return ch07::best_block_n(s, block_m, num_sms);
 }
 
+// The 128 x 192 tile unless the 256-row tile fills the waves better by more than kWideTileSlack,
+// and only where its efficiency is at least kWideTileMinEfficiency. Measured on the H100
+// (2026-11-26; NOTES.md, "The 128 x 192 tile"): at the same efficiency as the 256-row tile it ran 1% to 11%
+// faster at six shapes whose waves are at least 0.889 full (4096 x 2112 x 7168: 1329 TFLOPS
+// against 1202), level at one; 0.013 and 0.021 of efficiency behind, it still won (grouped,
+// chapter 15: 33920 x 7168 x 3072 and 33920 x 4096 x 4096); 0.065 behind it lost by 2.5% to 6%
+// (4096 x 7168 x 2048 and x 16384), 0.108 behind by 10% (4096 x 4096 x 7168). And it lost by 6% at
+// 2048 x 2112 x 7168, at the same efficiency as 256 x 96 but a low one (0.667: the last of two
+// waves a third full).
+inline constexpr double kWideTileSlack = 0.04;
+inline constexpr double kWideTileMinEfficiency = 0.8;
+
 // Step 1, BLOCK_M: 64 for a single row of 64, 128 up to M = 128, and above that chapter 07's rule
 // (ch07::choose_tile) over this chapter's widths: 256 rows (chapter 06's sub-tiles) unless the
-// best 128-row width fills the last wave better by more than ch07::kTallTileMargin of efficiency.
+// best 128-row width fills the last wave better by more than ch07::kTallTileMargin of efficiency,
+// or that width is 192 and fills it within kWideTileSlack as well, at kWideTileMinEfficiency or
+// more.
 constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   if (s.m <= 64) return 64;
   if (s.m <= 128) return 128;
-  const double wide = ch07::waves(s, 128, block_n_for(s, 128, num_sms), num_sms).efficiency;
+  const int wide_n = block_n_for(s, 128, num_sms);
+  const double wide = ch07::waves(s, 128, wide_n, num_sms).efficiency;
   const double tall = ch07::waves(s, 256, block_n_for(s, 256, num_sms), num_sms).efficiency;
-  return wide > tall + ch07::kTallTileMargin ? 128 : 256;
+  if (wide > tall + ch07::kTallTileMargin) return 128;
+  const bool wide_192 = wide_n == 192 && wide >= kWideTileMinEfficiency;
+  return wide_192 && wide >= tall - kWideTileSlack ? 128 : 256;
 }
 
 // The rest of the configuration, for a given variant: stages, and chapter 10's clusters (the

@@ -8,14 +8,15 @@
 // - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
 //   11's block_m_for, BLOCK_N by its block_n_for;
 // - masked: BLOCK_M from the rows a group is expected to have (expected_m: 64 up to 64 rows, 128 up
-//   to 128, above that 256), then BLOCK_N by the rule over G x (expected_m rounded up to BLOCK_M)
-//   rows, the tiles all groups together give the SMs (with 64-row tiles, widths up to 128).
+//   to 128, above that chapter 11's height for G x expected_m rows), then BLOCK_N by the rule over
+//   G x (expected_m rounded up to BLOCK_M) rows, the tiles all groups together give the SMs (with
+//   64-row tiles, widths up to 128).
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
 // by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
 // is expected to be one 64-row tile: then B is a stream, each tile read once.
-// Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 256
-// rows, 96 or 128), CH15_EVICT_B (first or normal), and at the launch chapter 09's CH09_GROUP (the
-// contiguous tile order).
+// Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 128
+// rows also 192; with 256 rows, 96 or 128), CH15_EVICT_B (first or normal), and at the launch
+// chapter 09's CH09_GROUP (the contiguous tile order).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,7 @@ GEMM_HOST_DEVICE constexpr bool operator==(Tile x, Tile y) {
 inline constexpr Tile kTiles[] = {
     CH15_TILES_FOR_N(16),  CH15_TILES_FOR_N(32),  CH15_TILES_FOR_N(64),  CH15_TILES_FOR_N(96),
     CH15_TILES_FOR_N(112), CH15_TILES_FOR_N(128), CH15_TILES_FOR_N(144), CH15_TILES_FOR_N(160),
-    Tile{256, 96},         Tile{256, 128}};
+    Tile{256, 96},         Tile{256, 128},        Tile{128, 192}};
 #undef CH15_TILES_FOR_N
 inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr bool compiled(Tile t) {
@@ -78,13 +79,16 @@ inline gemm::Shape dense_equivalent(const GroupedShape& g, int block_m) {
   return {int64_t(g.groups) * rows, g.shape.n, g.shape.k};
 }
 
-// Masked: 64 rows up to 64 expected, 128 up to 128, and above that 256: chapter 11's rule on
-// expected_m x N x K picked 128 at 192 rows, which measured 2% slower than 256 at 32 x 192 rows
-// (and 7% at 6 x 1024; H100, 2026-11-26: NOTES.md, "The tiles of the masked layout").
+// Masked: 64 rows up to 64 expected, 128 up to 128, and above that chapter 11's choice of height
+// for all groups' rows, each group's rounded up to 256 (dense_equivalent): 256, or 128 where its
+// 128 x 192 tile fills the waves as well. Chapter 11's rule on expected_m x N x K alone picked 128
+// rows at widths up to 160 at 192 rows, which measured 2% slower than 256 at 32 x 192 rows (and 7%
+// at 6 x 1024); 128 x 192 measured level with 256 x 128 at 32 x 192 rows and 3% to 12% faster at
+// 6 x 1024 (H100, 2026-11-26: NOTES.md, "The tiles of the masked layout", "The 128 x 192 tile").
 inline int block_m_for(const GroupedShape& g, int num_sms) {
   if (g.layout == Layout::Contiguous) return ch11::block_m_for(g.shape, num_sms);
   const int64_t e = g.expected();
-  return e <= 64 ? 64 : e <= 128 ? 128 : 256;
+  return e <= 64 ? 64 : e <= 128 ? 128 : ch11::block_m_for(dense_equivalent(g, 256), num_sms);
 }
 
 // Masked with 64-row tiles, the work is a stream of B: the widths up to 128, whose extra stages
@@ -156,7 +160,7 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
     if (v.empty() || parsed <= 0 || std::to_string(parsed) != v || !compiled({block_m, parsed}))
       throw gemm::UnsupportedError(
           "chapter 15: CH15_BLOCK_N must be one of 16, 32, 64, 96, 112, 128, 144, 160 (with "
-          "BLOCK_M 256: 96 or 128); got \"" +
+          "BLOCK_M 128 also 192; with BLOCK_M 256: 96 or 128); got \"" +
           v + "\" with BLOCK_M " + std::to_string(block_m));
     block_n = parsed;
   }
