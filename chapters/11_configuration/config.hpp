@@ -142,9 +142,9 @@ constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
 
 // The 128 x 192 tile unless the 256-row tile fills the waves better by more than kWideTileSlack,
 // and only where its efficiency is at least kWideTileMinEfficiency. Measured on the H100
-// (2026-11-26; NOTES.md, "The 128 x 192 tile"): at the same efficiency as the 256-row tile it ran 1% to 11%
-// faster at six shapes whose waves are at least 0.889 full (4096 x 2112 x 7168: 1329 TFLOPS
-// against 1202), level at one; 0.013 and 0.021 of efficiency behind, it still won (grouped,
+// (2026-11-26; NOTES.md, "The 128 x 192 tile"): at the same efficiency as the 256-row tile it ran
+// 1% to 11% faster at six shapes whose waves are at least 0.889 full (4096 x 2112 x 7168: 1329
+// TFLOPS against 1202), level at one; 0.013 and 0.021 of efficiency behind, it still won (grouped,
 // chapter 15: 33920 x 7168 x 3072 and 33920 x 4096 x 4096); 0.065 behind it lost by 2.5% to 6%
 // (4096 x 7168 x 2048 and x 16384), 0.108 behind by 10% (4096 x 4096 x 7168). And it lost by 6% at
 // 2048 x 2112 x 7168, at the same efficiency as 256 x 96 but a low one (0.667: the last of two
