@@ -41,9 +41,9 @@ const Expected kExpected[] = {
     {{128, 7168, 16384}, 128, 64, Multicast::None, 8, 1, 112},
     {{128, 4096, 7168}, 128, 32, Multicast::None, 10, 1, 128},
     {{128, 7168, 2048}, 128, 64, Multicast::None, 8, 1, 112},
-    {{4096, 2112, 7168}, 256, 96, Multicast::None, 3, 1, 118},
-    {{4096, 24576, 1536}, 256, 128, Multicast::None, 3, 8, 132},
-    {{4096, 32768, 512}, 256, 128, Multicast::None, 3, 8, 132},
+    {{4096, 2112, 7168}, 128, 192, Multicast::None, 4, 1, 118},
+    {{4096, 24576, 1536}, 128, 192, Multicast::None, 4, 16, 132},
+    {{4096, 32768, 512}, 128, 192, Multicast::None, 4, 16, 132},
     {{4096, 7168, 16384}, 256, 128, Multicast::None, 3, 8, 128},
     {{4096, 4096, 7168}, 256, 128, Multicast::None, 3, 8, 128},
     {{4096, 7168, 2048}, 256, 128, Multicast::None, 3, 8, 128},
@@ -95,6 +95,22 @@ TEST(Chapter11, TheRules) {
   // 128 x 144 fill 0.79.
   EXPECT_EQ(ch11::block_m_for({4096, 7168, 16384}), 256);
   EXPECT_EQ(ch11::block_m_for({129, 7168, 1024}), 128);
+  // And the 128 x 192 tile where it fills the waves within ch11::kWideTileSlack of the tall tile,
+  // at ch11::kWideTileMinEfficiency or more: 4096 x 2112, 352 tiles either way (0.889); 4096 x
+  // 24576, 4096 tiles of 128 x 192 against 3072 of 256 x 128 (0.970 both). Not at 4096 x 7168
+  // (0.905 against 0.970), nor at 2048 x 2112 (176 tiles either way, 0.667).
+  EXPECT_EQ(ch11::block_n_for({4096, 2112, 7168}, 128, 132), 192);
+  EXPECT_EQ(ch11::block_m_for({4096, 2112, 7168}), 128);
+  EXPECT_EQ(ch11::block_m_for({4096, 24576, 1536}), 128);
+  EXPECT_EQ(ch11::block_n_for({4096, 7168, 16384}, 128, 132), 192);
+  EXPECT_EQ(ch11::block_m_for({4096, 7168, 16384}), 256);
+  EXPECT_EQ(ch11::block_m_for({2048, 2112, 7168}), 256);
+  // The slack: 33920 x 4096 (chapter 15's contiguous groups), 0.952 against 0.973.
+  EXPECT_EQ(ch11::block_m_for({33920, 4096, 4096}), 128);
+  // At M <= 128 the widths stay chapter 07's: no 192.
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes)
+    if (s.m <= 128)
+      EXPECT_EQ(ch11::block_n_for(s, 128, 132), ch07::best_block_n(s, 128)) << s.str();
   // No cluster (step 3; README, "The heuristic, step by step"): not at the 256 x 128 tile either,
   // where the tiles pair up along N and the override still reaches multicast on A.
   for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024},

@@ -669,7 +669,10 @@ void expect_the_rule(const ch15::GroupedShape& s, const ch15::Config& c, int num
   } else if (e <= 128) {
     EXPECT_EQ(c.tile.block_m, 128) << what;
   } else {
-    EXPECT_EQ(c.tile.block_m, 256) << what;
+    // Above 128 rows, chapter 11's height for all groups' rows, each group's rounded up to 256.
+    const gemm::Shape rows256{int64_t(s.groups) * round_up(e, 256), s.shape.n, s.shape.k};
+    EXPECT_EQ(c.tile.block_m, ch11::block_m_for(rows256, num_sms)) << what;
+    EXPECT_NE(c.tile.block_m, 64) << what;
   }
   const gemm::Shape dense{int64_t(s.groups) * round_up(e, c.tile.block_m), s.shape.n, s.shape.k};
   if (c.tile.block_m == 64) {
@@ -696,6 +699,9 @@ TEST(Chapter15, ConfigurationOfTheBenchmarkShapes) {
     const std::string what = ch15::describe(s, c);
     expect_sound(s, c, gemm::kH100Sms, what);
     expect_the_rule(s, c, gemm::kH100Sms, what);
+    // Every shape of 192 rows a group or more runs chapter 11's 128 x 192 tile (README's table).
+    if (s.layout == Layout::Contiguous || s.expected() > 128)
+      EXPECT_EQ(c.tile, (ch15::Tile{128, 192})) << what;
     // Enough tiles for every SM in each of these shapes: at least as many CTAs as a full last
     // round would leave (chapter 09's persistent_grid keeps the rounds, not every SM).
     EXPECT_GE(c.grid, gemm::kH100Sms / 2) << what;
