@@ -10,7 +10,7 @@
 //    ch07::kTallTileMargin (0.1) of efficiency, each height at its own step-2 width (256 rows:
 //    96 or 128): chapter 07's choose_tile over this chapter's widths (block_m_for). And 128 rows
 //    where their width is 192 and they fill the waves within kWideTileSlack (0.04) as well as 256
-//    rows, with an efficiency of at least kWideTileMinEfficiency (0.8): the 128 x 192 tile, below.
+//    rows: the 128 x 192 tile, below.
 // 2. BLOCK_N from kBlockNChoices: the fewest waves of tiles over the SMs, then the highest
 //    efficiency (useful multiply-adds / work of those waves: the last wave's occupancy and the
 //    padding past M and N), then the wider tile: chapter 07's rule (ch07::best_block_n), whose
@@ -140,23 +140,18 @@ constexpr int block_n_for(const gemm::Shape& s, int block_m, int num_sms) {
   return ch07::best_block_n(s, block_m, num_sms);
 }
 
-// The 128 x 192 tile unless the 256-row tile fills the waves better by more than kWideTileSlack,
-// and only where its efficiency is at least kWideTileMinEfficiency. Measured on the H100
-// (2026-11-26; NOTES.md, "The 128 x 192 tile"): at the same efficiency as the 256-row tile it ran
-// 1% to 11% faster at six shapes whose waves are at least 0.889 full (4096 x 2112 x 7168: 1329
-// TFLOPS against 1202), level at one; 0.013 and 0.021 of efficiency behind, it still won (grouped,
-// chapter 15: 33920 x 7168 x 3072 and 33920 x 4096 x 4096); 0.065 behind it lost by 2.5% to 6%
-// (4096 x 7168 x 2048 and x 16384), 0.108 behind by 10% (4096 x 4096 x 7168). And it lost by 6% at
-// 2048 x 2112 x 7168, at the same efficiency as 256 x 96 but a low one (0.667: the last of two
-// waves a third full).
+// The 128 x 192 tile unless the 256-row tile fills the waves better by more than kWideTileSlack.
+// Measured on the H100 (2026-11-26; NOTES.md, "The 128 x 192 tile"): at the same efficiency as the
+// 256-row tile it ran 1% to 11% faster at five shapes (4096 x 2112 x 7168: 1329 TFLOPS against
+// 1202) and level at one; 0.013 and 0.021 of efficiency behind, it still won (grouped, chapter 15:
+// 33920 x 7168 x 3072 and 33920 x 4096 x 4096); 0.065 behind it lost by 2.5% to 6% (4096 x 7168 x
+// 2048 and x 16384), 0.108 behind by 10% (4096 x 4096 x 7168).
 inline constexpr double kWideTileSlack = 0.04;
-inline constexpr double kWideTileMinEfficiency = 0.8;
 
 // Step 1, BLOCK_M: 64 for a single row of 64, 128 up to M = 128, and above that chapter 07's rule
 // (ch07::choose_tile) over this chapter's widths: 256 rows (chapter 06's sub-tiles) unless the
 // best 128-row width fills the last wave better by more than ch07::kTallTileMargin of efficiency,
-// or that width is 192 and fills it within kWideTileSlack as well, at kWideTileMinEfficiency or
-// more.
+// or that width is 192 and fills it within kWideTileSlack as well.
 constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   if (s.m <= 64) return 64;
   if (s.m <= 128) return 128;
@@ -164,8 +159,7 @@ constexpr int block_m_for(const gemm::Shape& s, int num_sms = ch09::kH100Sms) {
   const double wide = ch07::waves(s, 128, wide_n, num_sms).efficiency;
   const double tall = ch07::waves(s, 256, block_n_for(s, 256, num_sms), num_sms).efficiency;
   if (wide > tall + ch07::kTallTileMargin) return 128;
-  const bool wide_192 = wide_n == 192 && wide >= kWideTileMinEfficiency;
-  return wide_192 && wide >= tall - kWideTileSlack ? 128 : 256;
+  return wide_n == 192 && wide >= tall - kWideTileSlack ? 128 : 256;
 }
 
 // The rest of the configuration, for a given variant: stages, and chapter 10's clusters (the
