@@ -140,6 +140,10 @@ if [ "$sanitizers" = 1 ]; then
       # Chapters 11 and 12's own 256 x 128 tile with multicast on A, its last row of tiles with a
       # sub-tile wholly past M (the K loop's copy that tests for it).
       [[ "$name" =~ ^(11|12)_ ]] && shapes+=("1900 4096 640")
+      # Chapter 11's 128 x 192 tile, the rule's at 1025 x 2296 (9 x 12 tiles, the last row 1 row
+      # high, the last column 184 wide), in chapters 11 to 13, and with multicast on A.
+      [[ "$name" =~ ^(11|12|13)_ ]] && shapes+=("1025 2296 640")
+      [[ "$name" == 11_* ]] && shapes+=("1025 2296 640 - A")
       # Chapter 12's split: the heuristic's own (64 x 512 x 4096: split 4, four CTAs to a tile
       # where chapter 11 would run 32; 128 x 2112 x 2048: split 2 over 32-column tiles where
       # chapter 11's are 16 wide), split 3 on ragged 128-row tiles with uneven slices, and split 8
@@ -148,22 +152,27 @@ if [ "$sanitizers" = 1 ]; then
       # Chapter 15 (both layouts in each run, 8 groups of about M rows) with 256-row tiles
       # (CH15_BLOCK_M): some hold two groups (contiguous), rows past the counts (masked).
       [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 256")
+      # And chapter 11's 128 x 192 tile (CH15_BLOCK_N), whose last column of tiles is ragged.
+      [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 128 - - 192")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
         block_m=""
         multicast=""
+        split=""
+        block_n=""
         if [ -n "$shape" ]; then
-          read -r m n k block_m multicast split <<<"$shape"
+          read -r m n k block_m multicast split block_n <<<"$shape"
           [ "$block_m" = - ] && block_m=""
           [ "$multicast" = - ] && multicast=""
+          [ "$split" = - ] && split=""
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
-          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${multicast:+ multicast=$multicast}${split:+ split=$split}"
+          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${block_n:+ block_n=$block_n}${multicast:+ multicast=$multicast}${split:+ split=$split}"
         fi
         for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
           t0=$SECONDS
-          CH11_BLOCK_M=$block_m CH15_BLOCK_M=$block_m CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
+          CH11_BLOCK_M=$block_m CH15_BLOCK_M=$block_m CH15_BLOCK_N=$block_n CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
             timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
