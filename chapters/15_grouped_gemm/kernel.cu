@@ -81,14 +81,21 @@ static_assert(BLOCK_K == gemm::kScaleBlock,
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
 
-// The works of one CTA, from its producer thread (the only thread that runs the scheduler) to its
-// math threads, through a ring of kWorkSlots slots in shared memory, each with a full barrier (the
-// producer's one arrival, whose release orders its stores before it) and an empty one (every math
-// thread, once it has read the slot). Why not every math thread running the scheduler itself, as
-// chapter 12's threads each walked the tiles: the walk's loops over indices read from memory made
-// ptxas keep the pipeline state in ordinary registers, and move every wgmma descriptor to a uniform
-// register first (290 R2UR in the 256 x 128 kernel, against 40 this way; 9% slower at 7294 x 6144
-// x 7168 on the H100, 2026-11-26: NOTES.md, "The uniform datapath").
+// The works of one CTA, from its scheduler thread (the only thread that runs the scheduler, lane 0
+// of the producer warpgroup's second warp) to the producer thread and the math threads, through a
+// ring of kWorkSlots slots in shared memory, each with a full barrier (the scheduler's one arrival,
+// whose release orders its stores before it) and an empty one (the producer thread and every math
+// thread, once each has read the slot).
+// - Why not every math thread running the scheduler itself, as chapter 12's threads each walked
+//   the tiles: the walk's loops over indices read from memory made ptxas keep the pipeline state in
+//   ordinary registers, and move every wgmma descriptor to a uniform register first (290 R2UR in
+//   the 256 x 128 kernel, against 40 this way; 9% slower at 7294 x 6144 x 7168 on the H100,
+//   2026-11-26: NOTES.md, "The uniform datapath").
+// - Why not the producer thread, which ran it until 2026-11-26: the walk reads a group index (or a
+//   count) from memory and needs the value at once. The producer then issued no load for 2.5 us at
+//   every turn of a tile, against 0.9 us in chapter 12, and the kernel ran 4% below chapter 12 on
+//   one group of 30205 x 6144 x 7168 (H100: NOTES.md, "The producer's read"). A thread of its own
+//   waits on those reads while the producer loads, up to kWorkSlots works ahead of it.
 constexpr int kWorkSlots = 4;
 constexpr int kWorkInts = 8;  // group, row0, rows, n_block, sub_begin, sub_end, valid, (pad)
 constexpr uint32_t kWorkRingBytes = kWorkSlots * (2 * sizeof(uint64_t) + kWorkInts * sizeof(int));
@@ -98,7 +105,7 @@ struct WorkRing {
   __device__ __forceinline__ void advance() {
     if (++slot == kWorkSlots) slot = 0, phase ^= 1;
   }
-  // The producer: the next work, or (nullptr) the end.
+  // The scheduler thread: the next work, or (nullptr) the end.
   __device__ __forceinline__ void publish(uint64_t* full, uint64_t* empty, int* slots,
                                           const Work* w) {
     ptx::mbarrier_wait(&empty[slot], phase ^ 1, "work_empty");  // round 0 passes at once
@@ -111,13 +118,14 @@ struct WorkRing {
     ptx::mbarrier_arrive(&full[slot]);
     advance();
   }
-  // A math thread: the next work; false at the end.
-  __device__ __forceinline__ bool take(uint64_t* full, uint64_t* empty, const int* slots, Work& w) {
-    // The wait as a loop whose exit the whole warp votes on: a loop that each thread may leave on
-    // its own here, before the K loop, also made ptxas keep the pipeline state per thread (290
-    // R2UR again). Each lane's own successful try_wait is its acquire of the slot.
-    while (!__all_sync(0xffffffffu, ptx::mbarrier_try_wait(&full[slot], phase))) {
-    }
+  // The producer thread: the next work; false at the end.
+  __device__ __forceinline__ bool take_alone(uint64_t* full, uint64_t* empty, const int* slots,
+                                             Work& w) {
+    ptx::mbarrier_wait(&full[slot], phase, "work_full");
+    return read(empty, slots, w);
+  }
+  // Either reader, once the slot's full barrier has passed: the work, then the slot released.
+  __device__ __forceinline__ bool read(uint64_t* empty, const int* slots, Work& w) {
     const int* in = slots + slot * kWorkInts;
     w.group = in[0], w.row0 = in[1], w.rows = in[2], w.n_block = in[3];
     w.sub_begin = in[4], w.sub_end = in[5];
@@ -125,6 +133,15 @@ struct WorkRing {
     ptx::mbarrier_arrive(&empty[slot]);
     advance();
     return valid;
+  }
+  // A math thread: the next work; false at the end.
+  __device__ __forceinline__ bool take(uint64_t* full, uint64_t* empty, const int* slots, Work& w) {
+    // The wait as a loop whose exit the whole warp votes on: a loop that each thread may leave on
+    // its own here, before the K loop, also made ptxas keep the pipeline state per thread (290
+    // R2UR again). Each lane's own successful try_wait is its acquire of the slot.
+    while (!__all_sync(0xffffffffu, ptx::mbarrier_try_wait(&full[slot], phase))) {
+    }
+    return read(empty, slots, w);
   }
 };
 
@@ -269,8 +286,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);
     }
     for (int s = 0; s < kWorkSlots; ++s) {
-      ptx::mbarrier_init(&work_full[s], 1);                 // the producer, once it wrote the slot
-      ptx::mbarrier_init(&work_empty[s], kNumMathThreads);  // every math thread, once it read it
+      ptx::mbarrier_init(&work_full[s], 1);  // the scheduler thread, once it wrote the slot
+      // The producer thread and every math thread, once each has read it.
+      ptx::mbarrier_init(&work_empty[s], kNumMathThreads + 1);
     }
     ptx::fence_barrier_init();
   }
@@ -281,7 +299,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   if (warpgroup == kNumMathWarpgroups) {
     // ---- Producer warpgroup ----
     // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
-    // warps give their registers back to the CTA's pool; three of them then wait for the end.
+    // warps give their registers back to the CTA's pool; the first lanes of two of them then load
+    // and schedule, and the other threads wait for the end.
     if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
       // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
@@ -290,10 +309,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       PipelineState state;
       int step = 0;  // K blocks issued so far, over all tiles (for the trace)
       const uint64_t evict_first = ptx::l2_policy_evict_first();
-      GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
       WorkRing ring;
-      for (Work work; scheduler.next(work);) {
-        ring.publish(work_full, work_empty, work_slots, &work);
+      for (Work work; ring.take_alone(work_full, work_empty, work_slots, work);) {
         // Padding rows: nothing to load (the math warpgroups store zeros).
         if (work.group < 0) continue;
         const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
@@ -337,6 +354,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
+    } else if (threadIdx.x == kNumMathThreads + ptx::kWarpSize) {
+      // The scheduler thread: every work of this CTA into the ring, then the end.
+      GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
+      WorkRing ring;
+      for (Work work; scheduler.next(work);) ring.publish(work_full, work_empty, work_slots, &work);
       ring.publish(work_full, work_empty, work_slots, nullptr);  // no more works
       // What the walk skipped (an index or a count out of range), for the launch wrapper.
       if (scheduler.status() != 0 && groups.status != nullptr)
@@ -530,9 +552,14 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         float* final_sub = final_acc + sub * Wgmma::kAccumulators;
         const bool keep_lo = keeps(row_lo + sub * kSubtileRows, index_lo[sub]);
         const bool keep_hi = keeps(row_hi + sub * kSubtileRows, index_hi[sub]);
+        // Only in a warp that holds such a row: a tile inside its group skips the 96 selects,
+        // which cost 2.8% at one group of 30205 x 6144 x 7168 (H100, 2026-11-26: NOTES.md, "The
+        // producer's read").
+        if (__any_sync(0xffffffffu, !keep_lo || !keep_hi)) {
 #pragma unroll
-        for (int r = 0; r < Wgmma::kAccumulators; ++r)
-          if (!(row_half(r) == 0 ? keep_lo : keep_hi)) final_sub[r] = 0.0f;
+          for (int r = 0; r < Wgmma::kAccumulators; ++r)
+            if (!(row_half(r) == 0 ? keep_lo : keep_hi)) final_sub[r] = 0.0f;
+        }
 #pragma unroll
         for (int j = 0; j < Wgmma::kAccumulators / 4; j += 2) {
           ptx::stmatrix_x4(smem_d + stmatrix_address_offset(block64, warp, lane, j, BLOCK_M, kSpan),
