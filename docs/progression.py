@@ -6,8 +6,8 @@
 
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
-peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, in another
-call; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
+the committed run on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -28,40 +28,41 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 # A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM on our H100 SXM, both releases in one call on 2026-11-26 (docs/method.md): TFLOPS by
-# CUDA events with an 8 GiB flush before each run, median of 30; and by the kernel alone (PyTorch's
-# profiler), what this benchmark's kernel-only column (CUPTI) compares with.
+# DeepGEMM on our H100 SXM, both releases on the machine of the committed run, right after it, in
+# the same lease (2026-11-26; docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
+# run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
+# column (CUPTI) compares with.
 # Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
 DEEPGEMM = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 126, "64x24576x1536": 204, "64x32768x512": 151, "64x7168x16384": 268,
-        "64x4096x7168": 176, "64x7168x2048": 148, "128x2112x7168": 233, "128x24576x1536": 387,
-        "128x32768x512": 276, "128x7168x16384": 503, "128x4096x7168": 321, "128x7168x2048": 269,
-        "4096x2112x7168": 1109, "4096x24576x1536": 1246, "4096x32768x512": 910,
-        "4096x7168x16384": 1464, "4096x4096x7168": 1398, "4096x7168x2048": 1195,
+        "64x2112x7168": 133, "64x24576x1536": 211, "64x32768x512": 160, "64x7168x16384": 274,
+        "64x4096x7168": 185, "64x7168x2048": 158, "128x2112x7168": 247, "128x24576x1536": 402,
+        "128x32768x512": 292, "128x7168x16384": 509, "128x4096x7168": 335, "128x7168x2048": 283,
+        "4096x2112x7168": 1117, "4096x24576x1536": 1255, "4096x32768x512": 924,
+        "4096x7168x16384": 1464, "4096x4096x7168": 1405, "4096x7168x2048": 1208,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 141, "64x24576x1536": 201, "64x32768x512": 147, "64x7168x16384": 268,
-        "64x4096x7168": 187, "64x7168x2048": 147, "128x2112x7168": 271, "128x24576x1536": 383,
-        "128x32768x512": 270, "128x7168x16384": 522, "128x4096x7168": 365, "128x7168x2048": 274,
-        "4096x2112x7168": 1251, "4096x24576x1536": 1269, "4096x32768x512": 990,
-        "4096x7168x16384": 1459, "4096x4096x7168": 1402, "4096x7168x2048": 1239,
+        "64x2112x7168": 150, "64x24576x1536": 208, "64x32768x512": 160, "64x7168x16384": 273,
+        "64x4096x7168": 196, "64x7168x2048": 158, "128x2112x7168": 287, "128x24576x1536": 397,
+        "128x32768x512": 292, "128x7168x16384": 527, "128x4096x7168": 386, "128x7168x2048": 291,
+        "4096x2112x7168": 1269, "4096x24576x1536": 1281, "4096x32768x512": 997,
+        "4096x7168x16384": 1459, "4096x4096x7168": 1419, "4096x7168x2048": 1262,
     },
 }
 DEEPGEMM_KERNEL = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 157, "64x24576x1536": 233, "64x32768x512": 194, "64x7168x16384": 285,
-        "64x4096x7168": 209, "64x7168x2048": 196, "128x2112x7168": 288, "128x24576x1536": 445,
-        "128x32768x512": 350, "128x7168x16384": 528, "128x4096x7168": 371, "128x7168x2048": 347,
-        "4096x2112x7168": 1143, "4096x24576x1536": 1265, "4096x32768x512": 937,
-        "4096x7168x16384": 1467, "4096x4096x7168": 1424, "4096x7168x2048": 1239,
+        "64x2112x7168": 158, "64x24576x1536": 234, "64x32768x512": 191, "64x7168x16384": 285,
+        "64x4096x7168": 210, "64x7168x2048": 196, "128x2112x7168": 287, "128x24576x1536": 437,
+        "128x32768x512": 350, "128x7168x16384": 527, "128x4096x7168": 373, "128x7168x2048": 348,
+        "4096x2112x7168": 1143, "4096x24576x1536": 1273, "4096x32768x512": 945,
+        "4096x7168x16384": 1469, "4096x4096x7168": 1424, "4096x7168x2048": 1238,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 181, "64x24576x1536": 231, "64x32768x512": 190, "64x7168x16384": 281,
-        "64x4096x7168": 220, "64x7168x2048": 192, "128x2112x7168": 346, "128x24576x1536": 435,
-        "128x32768x512": 338, "128x7168x16384": 550, "128x4096x7168": 431, "128x7168x2048": 349,
-        "4096x2112x7168": 1290, "4096x24576x1536": 1288, "4096x32768x512": 1014,
-        "4096x7168x16384": 1464, "4096x4096x7168": 1429, "4096x7168x2048": 1291,
+        "64x2112x7168": 177, "64x24576x1536": 224, "64x32768x512": 190, "64x7168x16384": 282,
+        "64x4096x7168": 220, "64x7168x2048": 193, "128x2112x7168": 344, "128x24576x1536": 434,
+        "128x32768x512": 339, "128x7168x16384": 541, "128x4096x7168": 433, "128x7168x2048": 345,
+        "4096x2112x7168": 1296, "4096x24576x1536": 1294, "4096x32768x512": 1005,
+        "4096x7168x16384": 1460, "4096x4096x7168": 1435, "4096x7168x2048": 1296,
     },
 }
 # The top README names DeepGEMM's releases without commit hashes (docs/method.md has them).
@@ -84,53 +85,53 @@ GROUPED_HEADLINE = "contiguous/8x4096/6144x7168"  # TFLOPS
 GROUPED_SMALL_HEADLINE = "masked/32x20/6144x7168"  # GB/s: a decoding step, a stream of B
 # Masked shapes whose groups are expected to have fewer rows than the smallest tile (64): GB/s.
 SMALL_GROUP_ROWS = 64
-# DeepGEMM 2.6.1's grouped GEMMs on our H100 SXM, in the same call on 2026-11-26 as its dense
-# figures above (docs/method.md, "2.6.1's grouped GEMMs"), commit 54e2261 (main, June 2026): rows
-# per group drawn uniformly in [0.7, 1.3] x the expected rows, contiguous groups padded to 128
-# rows, masked max_m 4096; TFLOPS and GB/s count valid rows only. TFLOPS by CUDA events with an
+# DeepGEMM 2.6.1's grouped GEMMs on our H100 SXM, in the same call as its dense figures above
+# (docs/method.md), commit 54e2261 (main, June 2026): the benchmark's own rows per group,
+# contiguous groups padded to 128 rows, masked max_m 4096 (expected_m the benchmark's, or 1.2 x it
+# as DeepGEMM's test passes it: the faster of the two); TFLOPS and GB/s count valid rows only. TFLOPS by CUDA events with an
 # 8 GiB flush before each run, median of 30; by the kernel alone (PyTorch's profiler); GB/s by the
 # events.
 DEEPGEMM_GROUPED = {
-    "contiguous/4x8192/6144x7168": 1424, "contiguous/4x8192/7168x3072": 1363,
-    "contiguous/4x8192/4096x4096": 1386, "contiguous/4x8192/4096x2048": 1293,
-    "contiguous/8x4096/6144x7168": 1409, "contiguous/8x4096/7168x3072": 1347,
-    "contiguous/8x4096/4096x4096": 1350, "contiguous/8x4096/4096x2048": 1280,
-    "masked/32x192/6144x7168": 913, "masked/32x192/7168x3072": 793,
-    "masked/32x192/4096x4096": 794, "masked/32x192/4096x2048": 717,
-    "masked/6x1024/6144x7168": 1278, "masked/6x1024/7168x3072": 1239,
-    "masked/6x1024/4096x4096": 1228, "masked/6x1024/4096x2048": 1105,
-    "masked/32x20/6144x7168": 109, "masked/32x20/7168x3072": 103,
-    "masked/32x20/4096x4096": 101, "masked/32x20/4096x2048": 93,
-    "masked/6x20/6144x7168": 86, "masked/6x20/7168x3072": 76,
-    "masked/6x20/4096x4096": 73, "masked/6x20/4096x2048": 72,
+    "contiguous/4x8192/6144x7168": 1417, "contiguous/4x8192/7168x3072": 1369,
+    "contiguous/4x8192/4096x4096": 1359, "contiguous/4x8192/4096x2048": 1296,
+    "contiguous/8x4096/6144x7168": 1406, "contiguous/8x4096/7168x3072": 1350,
+    "contiguous/8x4096/4096x4096": 1343, "contiguous/8x4096/4096x2048": 1275,
+    "masked/32x192/6144x7168": 885, "masked/32x192/7168x3072": 808,
+    "masked/32x192/4096x4096": 814, "masked/32x192/4096x2048": 733,
+    "masked/6x1024/6144x7168": 1318, "masked/6x1024/7168x3072": 1268,
+    "masked/6x1024/4096x4096": 1234, "masked/6x1024/4096x2048": 1115,
+    "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 102,
+    "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95,
+    "masked/6x20/6144x7168": 99, "masked/6x20/7168x3072": 86,
+    "masked/6x20/4096x4096": 78, "masked/6x20/4096x2048": 65,
 }
 DEEPGEMM_GROUPED_KERNEL = {
-    "contiguous/4x8192/6144x7168": 1427, "contiguous/4x8192/7168x3072": 1365,
-    "contiguous/4x8192/4096x4096": 1391, "contiguous/4x8192/4096x2048": 1304,
-    "contiguous/8x4096/6144x7168": 1409, "contiguous/8x4096/7168x3072": 1353,
-    "contiguous/8x4096/4096x4096": 1356, "contiguous/8x4096/4096x2048": 1290,
-    "masked/32x192/6144x7168": 918, "masked/32x192/7168x3072": 800,
-    "masked/32x192/4096x4096": 803, "masked/32x192/4096x2048": 734,
-    "masked/6x1024/6144x7168": 1288, "masked/6x1024/7168x3072": 1255,
-    "masked/6x1024/4096x4096": 1254, "masked/6x1024/4096x2048": 1151,
-    "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 105,
-    "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95,
-    "masked/6x20/6144x7168": 89, "masked/6x20/7168x3072": 79,
-    "masked/6x20/4096x4096": 77, "masked/6x20/4096x2048": 81,
+    "contiguous/4x8192/6144x7168": 1423, "contiguous/4x8192/7168x3072": 1366,
+    "contiguous/4x8192/4096x4096": 1361, "contiguous/4x8192/4096x2048": 1304,
+    "contiguous/8x4096/6144x7168": 1404, "contiguous/8x4096/7168x3072": 1352,
+    "contiguous/8x4096/4096x4096": 1350, "contiguous/8x4096/4096x2048": 1280,
+    "masked/32x192/6144x7168": 889, "masked/32x192/7168x3072": 813,
+    "masked/32x192/4096x4096": 824, "masked/32x192/4096x2048": 748,
+    "masked/6x1024/6144x7168": 1319, "masked/6x1024/7168x3072": 1284,
+    "masked/6x1024/4096x4096": 1253, "masked/6x1024/4096x2048": 1141,
+    "masked/32x20/6144x7168": 111, "masked/32x20/7168x3072": 103,
+    "masked/32x20/4096x4096": 104, "masked/32x20/4096x2048": 97,
+    "masked/6x20/6144x7168": 101, "masked/6x20/7168x3072": 88,
+    "masked/6x20/4096x4096": 81, "masked/6x20/4096x2048": 70,
 }
 DEEPGEMM_GROUPED_GBPS = {
-    "contiguous/4x8192/6144x7168": 407, "contiguous/4x8192/7168x3072": 620,
-    "contiguous/4x8192/4096x4096": 580, "contiguous/4x8192/4096x2048": 867,
-    "contiguous/8x4096/6144x7168": 466, "contiguous/8x4096/7168x3072": 696,
-    "contiguous/8x4096/4096x4096": 654, "contiguous/8x4096/4096x2048": 948,
-    "masked/32x192/6144x7168": 2498, "masked/32x192/7168x3072": 2409,
-    "masked/32x192/4096x4096": 2410, "masked/32x192/4096x2048": 2333,
-    "masked/6x1024/6144x7168": 868, "masked/6x1024/7168x3072": 1064,
-    "masked/6x1024/4096x4096": 1027, "masked/6x1024/4096x2048": 1200,
-    "masked/32x20/6144x7168": 2842, "masked/32x20/7168x3072": 2648,
-    "masked/32x20/4096x4096": 2668, "masked/32x20/4096x2048": 2475,
-    "masked/6x20/6144x7168": 2489, "masked/6x20/7168x3072": 2158,
-    "masked/6x20/4096x4096": 1990, "masked/6x20/4096x2048": 1648,
+    "contiguous/4x8192/6144x7168": 397, "contiguous/4x8192/7168x3072": 622,
+    "contiguous/4x8192/4096x4096": 578, "contiguous/4x8192/4096x2048": 868,
+    "contiguous/8x4096/6144x7168": 478, "contiguous/8x4096/7168x3072": 694,
+    "contiguous/8x4096/4096x4096": 651, "contiguous/8x4096/4096x2048": 930,
+    "masked/32x192/6144x7168": 2510, "masked/32x192/7168x3072": 2434,
+    "masked/32x192/4096x4096": 2425, "masked/32x192/4096x2048": 2364,
+    "masked/6x1024/6144x7168": 925, "masked/6x1024/7168x3072": 1111,
+    "masked/6x1024/4096x4096": 1045, "masked/6x1024/4096x2048": 1216,
+    "masked/32x20/6144x7168": 2852, "masked/32x20/7168x3072": 2660,
+    "masked/32x20/4096x4096": 2682, "masked/32x20/4096x2048": 2503,
+    "masked/6x20/6144x7168": 2520, "masked/6x20/7168x3072": 2198,
+    "masked/6x20/4096x4096": 2007, "masked/6x20/4096x2048": 1682,
 }
 # Its GB/s by the kernel alone: the same bytes over the kernel's time, from its two TFLOPS figures.
 DEEPGEMM_GROUPED_GBPS_KERNEL = {
@@ -363,8 +364,8 @@ def grouped_markdown(grouped):
         "## Grouped",
         "",
         f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
-        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method in one call on",
-        "2026-11-26 (not this run; [method.md](method.md)), and against chapter 13's dense kernel",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method right after the",
+        "committed run, on its machine ([method.md](method.md)), and against chapter 13's dense kernel",
         "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
         "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
         "rows drawn uniformly in [0.7, 1.3] x that with a fixed seed; contiguous groups padded to",
@@ -379,9 +380,9 @@ def grouped_markdown(grouped):
         out += [
             "GB/s where a group is expected to have fewer rows than the smallest tile",
             f"({SMALL_GROUP_ROWS}): the work is a stream of B, whose bar is the {COPY_GBPS} GB/s a",
-            "device-to-device copy reaches on our H100 ([method.md](method.md)). The rows drawn",
-            "here are not DeepGEMM's (another generator): at these shapes a few rows more or less",
-            "move TFLOPS by several percent and GB/s, which B's bytes dominate, hardly at all.",
+            "device-to-device copy reaches on our H100 ([method.md](method.md)). DeepGEMM was",
+            "given the same rows: at these shapes a few rows more or less move TFLOPS by several",
+            "percent and GB/s, which B's bytes dominate, hardly at all.",
             "",
             grouped_gbps_table(grouped),
             "",
@@ -428,8 +429,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         "## The last chapter against the best peer",
         "",
         "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
-        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method in one call on",
-        "2026-11-26 (not this run; [method.md](method.md)); DeepGEMM's published H800 figures, the",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method right after the",
+        "committed run, on its machine ([method.md](method.md)); DeepGEMM's published H800 figures, the",
         "stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
         f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
@@ -475,8 +476,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
     if grouped:
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
-    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, one call on 2026-11-26, events, 8 GiB "
-            "flush, median of 30 ([method.md](method.md); not this run)"
+    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, on the committed run's machine right after "
+            "it (2026-11-26), events, 8 GiB flush, median of 30 ([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
@@ -697,7 +698,7 @@ def grouped_label(shape):
 
 
 def grouped_source_line(run, link):
-    return ("DeepGEMM 2.6.1: measured on our H100 on 2026-11-26, not this run "
+    return ("DeepGEMM 2.6.1: measured on our H100 right after the committed run, on its machine "
             f"([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
             "count valid rows only. " + source_line(run, link))
 
@@ -767,8 +768,8 @@ def table_block(run, name, shapes, link):
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
-            "same run; DeepGEMM 2.6.1: measured on our H100 on 2026-11-26, not this run "
-            f"([docs/method.md]({link.replace('progression.md', 'method.md')})). "
+            "same run; DeepGEMM 2.6.1: measured on our H100 right after the committed run, on its "
+            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
             + source_line(run, link))
     return "\n".join(lines) + "\n\n" + note
 
@@ -846,8 +847,8 @@ def standing_block(run):
         out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
                    f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
                    "device-to-device copy reaches on our H100.")
-    out.append(f"- DeepGEMM's figures: measured on our H100 on 2026-11-26 in another call "
-               f"([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
+    out.append(f"- DeepGEMM's figures: measured on our H100 right after the committed run, on its "
+               f"machine ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
                + source_line(run, "docs/progression.md"))
     return "\n".join(out)
 

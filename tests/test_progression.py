@@ -117,12 +117,12 @@ class Progression(unittest.TestCase):
         text = self.markdown()
         # The last chapter (not an ablation row) against each peer and the best: at the headline
         # shape DeepGEMM 8dfa329 (docs/method.md, 1464 against 2.6.1's 1459), at 64 x 2112 x 7168
-        # DeepGEMM 2.6.1 (141 against 8dfa329's 126 and cuBLASLt's 115 and 128).
+        # DeepGEMM 2.6.1 (150 against 8dfa329's 133 and cuBLASLt's 115 and 128).
         self.assertIn("| shape | 10_tma_multicast | cublasLt-blk | cublasLt-scalar | "
                       "DeepGEMM 8dfa329 | DeepGEMM 2.6.1 | best peer | ratio |", text)
         self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1464 | 1459 | DeepGEMM 8dfa329 | "
                       "0.09 |", text)
-        self.assertIn("| 64 x 2112 x 7168 | 130 | 115 | 128 | 126 | 141 | DeepGEMM 2.6.1 | 0.92 |",
+        self.assertIn("| 64 x 2112 x 7168 | 130 | 115 | 128 | 133 | 150 | DeepGEMM 2.6.1 | 0.87 |",
                       text)
         # Its GB/s against the copy bandwidth.
         gbps = (64 * 7168 + 2112 * 7168 + 2 * 64 * 2112) / (2.0 * 64 * 2112 * 7168 / 130e12) / 1e9
@@ -137,13 +137,13 @@ class Progression(unittest.TestCase):
         tflops_table = text.split("## TFLOPS")[1].split("## GB/s")[0]
         self.assertNotIn("[multicast", tflops_table)
         # By the kernels' own time: the same flops over 1 / 1.2 of the time, against DeepGEMM's
-        # kernel-only figures (docs/method.md: 8dfa329 1467 and 2.6.1 1464 at the headline shape,
-        # 157 and 181 at 64 x 2112 x 7168).
+        # kernel-only figures (docs/method.md: 8dfa329 1469 and 2.6.1 1460 at the headline shape,
+        # 158 and 177 at 64 x 2112 x 7168).
         by_kernel = text.split("## By the kernels' own time (CUPTI)")[1].split("## Ablations")[0]
         self.assertIn("| 10_tma_multicast | 156 | 156 |", by_kernel)
-        self.assertIn("| 4096 x 7168 x 16384 | 156 | 138 | 154 | 1467 | 1464 | DeepGEMM 8dfa329 | "
+        self.assertIn("| 4096 x 7168 x 16384 | 156 | 138 | 154 | 1469 | 1460 | DeepGEMM 8dfa329 | "
                       "0.11 |", by_kernel)
-        self.assertIn("| 64 x 2112 x 7168 | 156 | 138 | 154 | 157 | 181 | DeepGEMM 2.6.1 | 0.86 |",
+        self.assertIn("| 64 x 2112 x 7168 | 156 | 138 | 154 | 158 | 177 | DeepGEMM 2.6.1 | 0.88 |",
                       by_kernel)
 
     def test_no_kernel_section_without_kernel_times(self):
@@ -206,32 +206,32 @@ class Progression(unittest.TestCase):
         fake_run(self.json, grouped=True)
         text = self.markdown()
         grouped = text.split("## Grouped\n")[1].split("## Grouped, by the kernels' own time")[0]
-        # One row per shape: the chapter, DeepGEMM 2.6.1 (docs/method.md: 1409 at contiguous 8 x
-        # 4096, 6144 x 7168; 717 and 109), the ratio of the two, chapter 13 once per group ("-"
+        # One row per shape: the chapter, DeepGEMM 2.6.1 (docs/method.md: 1406 at contiguous 8 x
+        # 4096, 6144 x 7168; 733 and 110), the ratio of the two, chapter 13 once per group ("-"
         # where its entry failed).
         self.assertIn("| layout | groups x rows | N | K | this chapter TFLOPS | DeepGEMM 2.6.1 "
                       "TFLOPS | ratio | dense per group TFLOPS |", grouped)
-        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1409 | 0.92 | 1200 |",
+        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1406 | 0.92 | 1200 |",
                       grouped)
-        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 800 | 717 | 1.12 | - |", grouped)
-        self.assertIn("| masked | 32 x 20 | 6144 | 7168 | 120 | 109 | 1.10 | 60 |", grouped)
-        # GB/s at the 20-row shape only, against DeepGEMM's 2842.
+        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 800 | 733 | 1.09 | - |", grouped)
+        self.assertIn("| masked | 32 x 20 | 6144 | 7168 | 120 | 110 | 1.09 | 60 |", grouped)
+        # GB/s at the 20-row shape only, against DeepGEMM's 2852.
         gbps = grouped_gbps("masked/32x20/6144x7168", 120)
         self.assertIn("| layout | groups x rows | N | K | this chapter GB/s | DeepGEMM 2.6.1 GB/s "
                       "| ratio |", grouped)
-        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps:.0f} | 2842 | {gbps / 2842:.2f} |",
+        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps:.0f} | 2852 | {gbps / 2852:.2f} |",
                       grouped)
         self.assertNotIn("| contiguous | 8 x 4096 | 6144 | 7168 | "
                          f"{grouped_gbps('contiguous/8x4096/6144x7168', 1300):.0f} |", grouped)
-        # By the kernels' own time: 1.2 x the figures, against DeepGEMM's kernel-only ones (1409,
-        # 734, 110; its GB/s 2842 x 110 / 109); chapter 13's the sum of its kernels.
+        # By the kernels' own time: 1.2 x the figures, against DeepGEMM's kernel-only ones (1404,
+        # 748, 111; its GB/s 2852 x 111 / 110); chapter 13's the sum of its kernels.
         by_kernel = text.split("## Grouped, by the kernels' own time (CUPTI)")[1]
         by_kernel = by_kernel.split("## Peers")[0]
-        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1560 | 1409 | 1.11 | 1440 |",
+        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1560 | 1404 | 1.11 | 1440 |",
                       by_kernel)
-        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 960 | 734 | 1.31 | - |", by_kernel)
-        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps * 1.2:.0f} | 2868 | "
-                      f"{gbps * 1.2 / (2842 * 110 / 109):.2f} |", by_kernel)
+        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 960 | 748 | 1.28 | - |", by_kernel)
+        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps * 1.2:.0f} | 2878 | "
+                      f"{gbps * 1.2 / (2852 * 111 / 110):.2f} |", by_kernel)
         self.assertIn("- `dense_per_group`:", text)
         # The dense tables know nothing of them: no grouped row, no grouped column.
         dense = text.split("## Grouped\n")[0]
@@ -283,17 +283,17 @@ class Progression(unittest.TestCase):
         # The headline (the chapter's headline block says the same): the contiguous prefill's
         # TFLOPS and the masked decoding step's GB/s, each beside DeepGEMM 2.6.1.
         headline = ("**contiguous 8 x 4096 at 6144 x 7168: 1300 TFLOPS** (chapter 13 once per "
-                    "group: 1200; DeepGEMM 2.6.1: 1409, x0.92) · **masked 32 x 20 at 6144 x 7168: "
-                    f"{gbps:.0f} GB/s** (DeepGEMM 2.6.1: 2842, x{gbps / 2842:.2f})")
+                    "group: 1200; DeepGEMM 2.6.1: 1406, x0.92) · **masked 32 x 20 at 6144 x 7168: "
+                    f"{gbps:.0f} GB/s** (DeepGEMM 2.6.1: 2852, x{gbps / 2852:.2f})")
         self.assertEqual(chapter.count(headline), 2)
         # The table, as ## Grouped has it.
         self.assertIn("\n".join([
             "| layout | groups x rows | N | K | this chapter TFLOPS | DeepGEMM 2.6.1 TFLOPS "
             "| ratio | dense per group TFLOPS |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-            "| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1409 | 0.92 | 1200 |",
-            "| masked | 32 x 192 | 4096 | 2048 | 800 | 717 | 1.12 | - |",
-            "| masked | 32 x 20 | 6144 | 7168 | 120 | 109 | 1.10 | 60 |", "", ""]), chapter)
+            "| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1406 | 0.92 | 1200 |",
+            "| masked | 32 x 192 | 4096 | 2048 | 800 | 733 | 1.09 | - |",
+            "| masked | 32 x 20 | 6144 | 7168 | 120 | 110 | 1.09 | 60 |", "", ""]), chapter)
         # The top table: chapter 15's row with its idea and its grouped headline; the standing
         # block still on the last dense chapter.
         self.assertIn("| 15 | [grouped gemm](chapters/15_grouped_gemm) | " + IDEA_15 + " | 1300 "
