@@ -4,7 +4,8 @@
 // one N and one K, in one launch (grouped.hpp has the two layouts, contiguous and masked). This is
 // chapter 12's kernel, and what changes is where a tile's rows, B and scales come from:
 // - the CTAs walk works from GroupedScheduler (scheduler.hpp) where chapter 12 walked its grid of
-//   pairs: a work is one tile of one group, or a tile of padding rows;
+//   pairs: a work is one tile of one group, or a tile of padding rows. One thread of each CTA runs
+//   the walk and hands the works to the producer and the math threads (WorkRing, below);
 // - the producer loads the group's B (rows group * N + n0 of B's [G * N, K] view) and the group's B
 //   scales; in the masked layout, the group's A scales (their [G * K/128, max_m] view). A and D are
 //   addressed by the work's first row, as before;
@@ -251,8 +252,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   auto* full_barriers = reinterpret_cast<uint64_t*>(smem_sa + kNumStages * BLOCK_M);
   uint64_t* empty_barriers = full_barriers + kNumStages;
   auto* smem_sb = reinterpret_cast<float*>(empty_barriers + kNumStages);  // two per stage
-  // The ring of works the producer publishes to the math warpgroups (after the B scales, 8-byte
-  // aligned: 2 floats per stage): a full and an empty barrier per slot, then the slots.
+  // The ring of works the scheduler thread publishes to the producer and the math warpgroups
+  // (after the B scales, 8-byte aligned: 2 floats per stage): a full and an empty barrier per
+  // slot, then the slots.
   auto* work_full = reinterpret_cast<uint64_t*>(smem_sb + 2 * kNumStages);
   uint64_t* work_empty = work_full + kWorkSlots;
   auto* work_slots = reinterpret_cast<int*>(work_empty + kWorkSlots);
@@ -260,8 +262,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   const auto [M, N, K] = args.shape;
   const bool masked = groups.scheduler.layout == Layout::Masked;
   // The works this CTA computes: CTA c takes tiles c, c + CTAs, ... of the scheduler's sequence
-  // (scheduler.hpp), and where a tile holds two groups, one work per group. The producer and every
-  // math thread run their own copy of the walk and see the same works.
+  // (scheduler.hpp), and where a tile holds two groups, one work per group. The scheduler thread
+  // walks them; the producer and every math thread take each from the ring.
   const int cta = int(blockIdx.x), ctas = int(gridDim.x);
   // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
   // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
@@ -392,7 +394,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     int tile_count = 0;
     WorkRing ring;
     for (;; ++tile_count) {
-      // The next work, as the producer published it. Two copies: the K loop's decisions take lane
+      // The next work, as the scheduler thread published it. Two copies: the K loop's decisions take lane
       // 0's through shuffles (work), which the compiler knows are the same in the whole warp, so
       // that the pipeline state and the wgmma descriptors stay on the uniform datapath; the
       // epilogue takes this thread's own (mine, equal to it).
