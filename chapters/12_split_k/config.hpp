@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "chapters/05_warp_specialized_pipeline/pipeline.hpp"
@@ -308,16 +309,25 @@ inline Config apply_split_override(const gemm::Shape& s, const Config& chosen, c
   return best;
 }
 
+// An override of B's L2 policy as text: nothing for nullptr or "", true for "first", false for
+// "normal"; anything else is refused with a sentence naming `who` and `variable`. Chapter 15's
+// CH15_EVICT_B reads the same way.
+inline std::optional<bool> parse_evict_b(const char* text, const char* who, const char* variable) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  const std::string value = text;
+  if (value != "first" && value != "normal")
+    throw gemm::UnsupportedError(std::string(who) + ": " + variable +
+                                 " must be first or normal (got \"" + value + "\")");
+  return value == "first";
+}
+
 // CH12_EVICT_B, the environment's override of B's L2 policy: "first" or "normal"; nullptr or ""
 // leaves the rule's choice (reads_b_once). Anything else is refused with a sentence.
 inline Config apply_evict_b_override(const Config& chosen, const char* text) {
-  if (text == nullptr || *text == '\0') return chosen;
-  const std::string value = text;
-  if (value != "first" && value != "normal")
-    throw gemm::UnsupportedError("chapter 12: CH12_EVICT_B must be first or normal (got \"" +
-                                 value + "\")");
+  const std::optional<bool> first = parse_evict_b(text, "chapter 12", "CH12_EVICT_B");
+  if (!first) return chosen;
   Config c = chosen;
-  c.b_evict_first = value == "first";
+  c.b_evict_first = *first;
   return c;
 }
 

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "chapters/11_configuration/config.hpp"
@@ -168,15 +169,12 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
 }
 
 // CH15_EVICT_B, the environment's override of B's L2 policy: "first" or "normal" (chapter 12's
-// CH12_EVICT_B); nullptr or "" leaves the rule's.
+// CH12_EVICT_B, read by its parse_evict_b); nullptr or "" leaves the rule's.
 inline Config apply_evict_b_override(const Config& chosen, const char* text) {
-  if (text == nullptr || *text == '\0') return chosen;
-  const std::string value = text;
-  if (value != "first" && value != "normal")
-    throw gemm::UnsupportedError("chapter 15: CH15_EVICT_B must be first or normal (got \"" +
-                                 value + "\")");
+  const std::optional<bool> first = ch12::parse_evict_b(text, "chapter 15", "CH15_EVICT_B");
+  if (!first) return chosen;
   Config c = chosen;
-  c.b_evict_first = value == "first";
+  c.b_evict_first = *first;
   return c;
 }
 
