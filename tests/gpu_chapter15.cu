@@ -59,6 +59,15 @@ std::string tile_text(ch15::Tile t) {
   return "BLOCK_M " + std::to_string(t.block_m) + ", BLOCK_N " + std::to_string(t.block_n);
 }
 
+// CH15_PAIRS ("on" or "off") for the lifetime of the object, as TileOverride.
+class PairsOverride {
+ public:
+  explicit PairsOverride(bool on) { setenv("CH15_PAIRS", on ? "on" : "off", 1); }
+  ~PairsOverride() { unsetenv("CH15_PAIRS"); }
+  PairsOverride(const PairsOverride&) = delete;
+  PairsOverride& operator=(const PairsOverride&) = delete;
+};
+
 // A grouped problem on the host with the CPU reference of each group that has rows.
 struct Checked {
   ch15::GroupedHostProblem host;
@@ -448,6 +457,116 @@ TEST(Chapter15, BadMaskedMSkipsItsGroup) {
       expect_d(c, dev.download_d(), what, e);
       expect_a_good_run(seed * 31, what);
     }
+  }
+}
+
+// Pairs sharing B (128 x 192 tiles, CH15_PAIRS=on): against the reference, and every bit of D (the
+// untouched rows' poison included) the same as without pairs. Groups whose m-blocks are odd and
+// even in number, N of an odd and an even count of n-blocks (1168: 7; 1152: 6), an empty group, a
+// padding block between groups (contiguous), many groups of a few rows.
+TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  const TileOverride force(ch15::kPairedTile);
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> many(40);
+  for (int64_t& r : many) r = rng() % 4 == 0 ? 0 : int64_t(1 + rng() % 400);
+  const std::vector<std::vector<int64_t>> row_sets = {kRaggedRows, {300, 129, 385, 0, 640}, many};
+  for (const Layout layout : {Layout::Contiguous, Layout::Masked})
+    for (const auto& rows : row_sets)
+      for (const int64_t n : {1168, 1152}) {
+        const Checked c = make_checked(layout, rows, n, 512, ++seed, 640);
+        const ch15::GroupedDeviceProblem dev(c.host);
+        const ch15::GroupedArgs args = dev.args();
+        std::vector<uint16_t> unpaired, paired;
+        std::string config;
+        {
+          const PairsOverride off(false);
+          unpaired = run(dev, args);
+        }
+        {
+          const PairsOverride on(true);
+          config = ch15::describe_config(args);
+          paired = run(dev, args);
+        }
+        const std::string what = c.what + " (" + config + ")";
+        EXPECT_NE(config.find("in pairs sharing B"), std::string::npos) << config;
+        expect_d(c, paired, what);
+        EXPECT_EQ(count_bit_differences(paired, unpaired), 0) << what << ": against no pairs";
+      }
+}
+
+// Pairs and the device-side contract: a bad group index (the block not stored), a bad count (the
+// group not stored), each reported; and a graph replayed with new counts.
+TEST(Chapter15, PairsKeepTheContract) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  const TileOverride force(ch15::kPairedTile);
+  const PairsOverride on(true);
+  for (const int64_t block_row : {256, 128, 512}) {
+    const Checked c = make_checked(Layout::Contiguous, kBadIndexRows, 1168, 512, ++seed);
+    const ch15::GroupedDeviceProblem dev(c.host);
+    const ch15::GroupedArgs args = dev.args();
+    const int bad = 999;
+    const std::string what = c.what + ", pairs, row " + std::to_string(block_row) + " indexed 999";
+    CUDA_CHECK(cudaMemcpy(dev.m_indices() + block_row, &bad, sizeof bad, cudaMemcpyHostToDevice));
+    dev.poison();
+    ch15::gemm(args, nullptr);
+    expect_status(args, ch15::kBadGroupIndex, what);
+    Expected e;
+    e.untouched = {{block_row, block_row + 128}};
+    expect_d(c, dev.download_d(), what, e);
+  }
+  for (const int group : {0, 2}) {
+    const Checked c = make_checked(Layout::Masked, {100, 1, 257, 64}, 1168, 512, ++seed, 320);
+    const ch15::GroupedDeviceProblem dev(c.host);
+    const ch15::GroupedArgs args = dev.args();
+    const int bad = -1;
+    const std::string what = c.what + ", pairs, masked_m[" + std::to_string(group) + "] = -1";
+    CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
+    dev.poison();
+    ch15::gemm(args, nullptr);
+    expect_status(args, ch15::kBadMaskedM, what);
+    Expected e;
+    e.untouched = {{int64_t(group) * 320, int64_t(group + 1) * 320}};
+    expect_d(c, dev.download_d(), what, e);
+  }
+  expect_a_good_run(seed * 31, "pairs with bad inputs");
+
+  const std::vector<std::vector<int64_t>> replays = {
+      {200, 0, 130, 64, 1, 0}, {17, 129, 1, 0, 3, 0}, {256, 65, 128, 255, 0, 129}};
+  std::vector<int64_t> largest(replays[0].size(), 0);
+  for (const auto& counts : replays)
+    for (size_t g = 0; g < counts.size(); ++g) largest[g] = std::max(largest[g], counts[g]);
+  const Checked c = make_checked(Layout::Masked, largest, 1168, 640, ++seed, 256);
+  const ch15::GroupedDeviceProblem dev(c.host);
+  const ch15::GroupedArgs args = dev.args();
+  const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
+  const Stream stream;
+  dev.poison(stream.s);
+  ch15::gemm(args, stream.s);  // the first launch outside the graph
+  CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  Graph graph;
+  CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
+  try {
+    ch15::gemm(args, stream.s);
+  } catch (const std::exception& e) {
+    cudaStreamEndCapture(stream.s, &graph.graph);
+    cudaGetLastError();
+    FAIL() << what << ": ch15::gemm while capturing: " << e.what();
+  }
+  CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph.graph));
+  CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
+  for (size_t replay = 0; replay < replays.size(); ++replay) {
+    const std::vector<int> counts(replays[replay].begin(), replays[replay].end());
+    CUDA_CHECK(cudaMemcpy(dev.masked_m(), counts.data(), counts.size() * sizeof(int),
+                          cudaMemcpyHostToDevice));
+    dev.poison(stream.s);
+    CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.s));
+    ch15::check_status(args.status, stream.s);
+    Expected e;
+    e.counts = replays[replay];
+    expect_d(c, dev.download_d(), what + ", graph replay " + std::to_string(replay), e);
   }
 }
 

@@ -618,6 +618,174 @@ ch15::GroupedShape masked_shape(int groups, int64_t max_m, int64_t expected, int
 // The rule of config.hpp, and what every configuration must be: a compiled tile, the stages and
 // shared memory of chapter 12's kernel without a split, the scheduler's parameters for the shape,
 // at most one CTA per SM and never more CTAs than tiles.
+// --- Pairs ------------------------------------------------------------------------------------
+
+// Both CTAs of every cluster walk pairs in step: the same number of works; each step's two works
+// agree on sharing, and a shared pair is two consecutive m-blocks of one group and one n-block,
+// both with rows. Every work lies inside the problem; a phantom (rows 0) has a group whose B
+// exists. What the works store covers every (box of valid rows, n_block) once, as without pairs:
+// the same tiles. Returns the phantoms.
+int64_t check_pairs(const Groups& g, const SchedulerParams& p, int clusters,
+                    const std::string& what, Failures& f) {
+  int64_t phantoms = 0;
+  const int64_t total_rows = g.layout == Layout::Contiguous ? g.m : g.m * g.groups();
+  const int64_t boxes = total_rows / kBox;
+  std::vector<int> covered(size_t(boxes * p.tiles_n), 0);
+  for (int cluster = 0; cluster < clusters; ++cluster) {
+    std::vector<Work> works[2];
+    for (int rank = 0; rank < 2; ++rank) {
+      ch15::GroupedScheduler s(p, g.m_indices.empty() ? nullptr : g.m_indices.data(),
+                               g.masked_m.empty() ? nullptr : g.masked_m.data(), cluster, clusters,
+                               rank);
+      for (Work x; s.next(x);) {
+        works[rank].push_back(x);
+        if (int64_t(works[rank].size()) > p.max_pairs() + 1) {
+          f.add(what + ": a walk longer than the pairs");
+          return phantoms;
+        }
+      }
+      if (s.status() != 0) f.add(what + ": status " + std::to_string(s.status()));
+    }
+    const std::string at_cluster = what + ", cluster " + std::to_string(cluster);
+    if (works[0].size() != works[1].size()) {
+      f.add(at_cluster + ": " + std::to_string(works[0].size()) + " and " +
+            std::to_string(works[1].size()) + " works: the pair's CTAs part");
+      continue;
+    }
+    for (size_t j = 0; j < works[0].size(); ++j) {
+      const Work& x0 = works[0][j];
+      const Work& x1 = works[1][j];
+      const std::string at = at_cluster + ", step " + std::to_string(j) + ": " + str(x0) + " and " +
+                             str(x1) + (x0.shared ? " shared" : "");
+      if (x0.shared != x1.shared) f.add(at + ": the two CTAs disagree on sharing");
+      if (x0.shared && (x0.group != x1.group || x0.group < 0 || x0.n_block != x1.n_block ||
+                        x1.row0 != x0.row0 + p.block_m || x0.rows <= 0 || x1.rows <= 0))
+        f.add(at + ": a shared pair must be two consecutive m-blocks of one group and n-block");
+      for (const Work& x : {x0, x1}) {
+        // The tile's first row: a multiple of BLOCK_M (masked: inside its group's max_m rows).
+        const int64_t base = g.layout == Layout::Masked ? int64_t(x.group) * g.m : 0;
+        if (x.row0 < 0 || x.row0 >= total_rows || (x.row0 - base) % p.block_m != 0 ||
+            x.n_block < 0 || x.n_block >= p.tiles_n || x.group < -1 || x.group >= g.groups() ||
+            x.rows < 0 || x.rows > p.block_m || x.sub_begin != 0 || x.sub_end != 1) {
+          f.add(at + ": a work outside the problem");
+          continue;
+        }
+        if (x.rows == 0) {
+          ++phantoms;
+          if (x.group < 0) f.add(at + ": a phantom without a group to load");
+          continue;
+        }
+        if (g.layout == Layout::Masked) {
+          const int64_t in_group = x.row0 - int64_t(x.group) * g.m;
+          const int64_t count = g.masked_m[size_t(x.group)];
+          if (in_group < 0 || in_group >= count ||
+              x.rows != std::min<int64_t>(p.block_m, count - in_group))
+            f.add(at + ": rows outside its group's count");
+        } else if (x.group != g.m_indices[size_t(x.row0)]) {
+          f.add(at + ": its rows start with index " + std::to_string(g.m_indices[size_t(x.row0)]));
+        }
+        for (int64_t box = x.row0 / kBox; box * kBox < x.row0 + x.rows; ++box)
+          ++covered[size_t(box * p.tiles_n + x.n_block)];
+      }
+    }
+  }
+  for (int64_t box = 0; box < boxes; ++box) {
+    // Boxes of valid rows: contiguous, every box (padding boxes store zeros); masked, the boxes
+    // before the group's count.
+    const bool valid =
+        g.layout == Layout::Contiguous || (box * kBox) % g.m < g.masked_m[size_t(box * kBox / g.m)];
+    for (int n = 0; n < p.tiles_n; ++n)
+      if (covered[size_t(box * p.tiles_n + n)] != (valid ? 1 : 0))
+        f.add(what + ": box " + std::to_string(box) + ", n_block " + std::to_string(n) +
+              " covered " + std::to_string(covered[size_t(box * p.tiles_n + n)]) + " times");
+  }
+  return phantoms;
+}
+
+TEST(Chapter15, PairsWalkInStepAndCoverEveryBoxOnce) {
+  std::mt19937_64 rng(1515);
+  int walks = 0;
+  for (const std::vector<int64_t>& rows : rows_lists()) {
+    for (const Layout layout : {Layout::Contiguous, Layout::Masked}) {
+      const Groups g = layout == Layout::Contiguous ? contiguous(rows, &rng) : masked(rows, 64);
+      for (const int64_t n : {192, 384, 1152, 1168}) {
+        ch15::GroupedShape s;
+        s.layout = layout;
+        s.groups = g.groups();
+        s.shape = {g.m, n, 128};
+        const SchedulerParams p = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+        ASSERT_TRUE(p.paired);
+        for (const int clusters : {1, 3, 66}) {
+          Failures f;
+          const std::string what = describe(g) + ", N " + std::to_string(n) + ", " +
+                                   std::to_string(clusters) + " clusters";
+          const int64_t phantoms = check_pairs(g, p, clusters, what, f);
+          // Masked: a phantom only where a group has an odd count of m-blocks and of n-blocks,
+          // one per such group. Contiguous: at most one per n-block (an odd count of m-blocks).
+          int64_t most = 0;
+          if (layout == Layout::Masked) {
+            for (int c : g.masked_m) most += ((c + 127) / 128) % 2 == 1 && p.tiles_n % 2 == 1;
+          } else {
+            most = p.tiles_m % 2 == 1 ? p.tiles_n : 0;
+          }
+          if (phantoms > most)
+            f.add(what + ": " + std::to_string(phantoms) + " phantoms, at most " +
+                  std::to_string(most));
+          EXPECT_EQ(f.count(), 0) << f.count() << " failures:" << f.text();
+          ++walks;
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(walks, 800);
+}
+
+// A bad index or count with pairs: the status bit, the block (or group) stored by no work, the
+// pair's CTAs still in step.
+TEST(Chapter15, PairsSkipBadIndicesAndCounts) {
+  Groups c =
+      contiguous({130, 50, 128, 1});  // m-blocks 0-1 group 0, 2 group 1, 3 group 2, 4 group 3
+  ch15::GroupedShape s;
+  s.layout = Layout::Contiguous;
+  s.groups = c.groups();
+  s.shape = {c.m, 1168, 128};
+  const SchedulerParams pc = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+  for (const int block : {1, 2, 4}) {
+    Groups bad = c;
+    bad.m_indices[size_t(block * 128)] = 99;
+    uint32_t status = 0;
+    int64_t stored = 0;
+    for (int rank = 0; rank < 2; ++rank) {
+      ch15::GroupedScheduler w(pc, bad.m_indices.data(), nullptr, 0, 1, rank);
+      for (Work x; w.next(x);) stored += x.rows > 0 && x.row0 == block * 128;
+      status |= w.status();
+    }
+    EXPECT_EQ(status, ch15::kBadGroupIndex) << "block " << block;
+    EXPECT_EQ(stored, 0) << "block " << block;
+  }
+  Groups m = masked({100, 1, 257, 64});
+  s.layout = Layout::Masked;
+  s.groups = m.groups();
+  s.shape = {m.m, 1168, 128};
+  const SchedulerParams pm = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+  for (const int group : {0, 2, 3}) {
+    Groups bad = m;
+    bad.masked_m[size_t(group)] = -1;
+    uint32_t status = 0;
+    size_t steps[2] = {0, 0};
+    int64_t stored = 0;
+    for (int rank = 0; rank < 2; ++rank) {
+      ch15::GroupedScheduler w(pm, nullptr, bad.masked_m.data(), 0, 1, rank);
+      for (Work x; w.next(x);) ++steps[rank], stored += x.group == group && x.rows > 0;
+      status |= w.status();
+    }
+    EXPECT_EQ(status, ch15::kBadMaskedM) << "group " << group;
+    EXPECT_EQ(stored, 0) << "group " << group;
+    EXPECT_EQ(steps[0], steps[1]) << "group " << group;
+  }
+}
+
 void expect_sound(const ch15::GroupedShape& s, const ch15::Config& c, int num_sms,
                   const std::string& what) {
   EXPECT_TRUE(ch15::compiled(c.tile)) << what;
@@ -637,12 +805,20 @@ void expect_sound(const ch15::GroupedShape& s, const ch15::Config& c, int num_sm
   EXPECT_GE(c.grid, 1) << what;
   EXPECT_LE(c.grid, num_sms) << what;
   EXPECT_LE(c.grid, gemm::kH100Sms) << what;
-  EXPECT_LE(int64_t(c.grid), p.max_tiles()) << what;
-  // Contiguous: chapter 09's persistent grid; masked: every SM, up to the most tiles there can be.
-  const int64_t most = std::min<int64_t>(p.max_tiles(), int64_t(1) << 30);
-  EXPECT_EQ(c.grid, s.layout == Layout::Contiguous ? ch09::persistent_grid(int(most), num_sms)
-                                                   : int(std::min<int64_t>(most, num_sms)))
-      << what;
+  if (p.paired) {
+    // Pairs: the 128 x 192 tile, clusters of two, as many as run at once up to the pairs.
+    EXPECT_EQ(c.tile, ch15::kPairedTile) << what;
+    EXPECT_EQ(c.grid, 2 * std::max<int64_t>(1, std::min<int64_t>(p.max_pairs(), num_sms / 2)))
+        << what;
+  } else {
+    EXPECT_LE(int64_t(c.grid), p.max_tiles()) << what;
+    // Contiguous: chapter 09's persistent grid; masked: every SM, up to the most tiles there can
+    // be.
+    const int64_t most = std::min<int64_t>(p.max_tiles(), int64_t(1) << 30);
+    EXPECT_EQ(c.grid, s.layout == Layout::Contiguous ? ch09::persistent_grid(int(most), num_sms)
+                                                     : int(std::min<int64_t>(most, num_sms)))
+        << what;
+  }
   EXPECT_EQ(p.max_tiles(),
             (s.layout == Layout::Masked ? s.groups : 1) * int64_t(p.tiles_m) * p.tiles_n)
       << what;
@@ -657,6 +833,10 @@ void expect_sound(const ch15::GroupedShape& s, const ch15::Config& c, int num_sm
 
 void expect_the_rule(const ch15::GroupedShape& s, const ch15::Config& c, int num_sms,
                      const std::string& what) {
+  // Pairs where the layout is masked, the tile 128 x 192 and a group's B more than 2^25 bytes.
+  EXPECT_EQ(c.scheduler.paired, s.layout == Layout::Masked && c.tile == ch15::kPairedTile &&
+                                    s.shape.n * s.shape.k > (int64_t(1) << 25) && num_sms >= 2)
+      << what;
   if (s.layout == Layout::Contiguous) {
     EXPECT_EQ(c.tile.block_m, ch11::block_m_for(s.shape, num_sms)) << what;
     EXPECT_EQ(c.tile.block_n, ch11::block_n_for(s.shape, c.tile.block_m, num_sms)) << what;
@@ -699,9 +879,13 @@ TEST(Chapter15, ConfigurationOfTheBenchmarkShapes) {
     const std::string what = ch15::describe(s, c);
     expect_sound(s, c, gemm::kH100Sms, what);
     expect_the_rule(s, c, gemm::kH100Sms, what);
-    // Every shape of 192 rows a group or more runs chapter 11's 128 x 192 tile (README's table).
+    // Every shape of 192 rows a group or more runs chapter 11's 128 x 192 tile (README's table),
+    // and the masked ones at 6144 x 7168 in pairs sharing B.
     if (s.layout == Layout::Contiguous || s.expected() > 128)
       EXPECT_EQ(c.tile, (ch15::Tile{128, 192})) << what;
+    EXPECT_EQ(c.scheduler.paired,
+              s.layout == Layout::Masked && s.expected() > 128 && s.shape.n == 6144)
+        << what;
     // Enough tiles for every SM in each of these shapes: at least as many CTAs as a full last
     // round would leave (chapter 09's persistent_grid keeps the rounds, not every SM).
     EXPECT_GE(c.grid, gemm::kH100Sms / 2) << what;
@@ -801,6 +985,14 @@ TEST(Chapter15, OverridesRefuseBadText) {
     expect_refused(s, "256", narrow, "CH15_BLOCK_N");
   // A bad BLOCK_M is named even when BLOCK_N is good.
   expect_refused(s, "100", "128", "CH15_BLOCK_M");
+  // CH15_PAIRS: "on" or "off", and "on" only with the 128 x 192 tile, on two SMs or more.
+  for (const char* bad : {"1", "yes", "On", "ON", "true", " on", "on ", "of"})
+    EXPECT_THROW(ch15::choose_config(s, gemm::kH100Sms, "128", "192", bad), gemm::UnsupportedError)
+        << bad;
+  EXPECT_THROW(ch15::choose_config(s, gemm::kH100Sms, "256", "128", "on"), gemm::UnsupportedError);
+  EXPECT_THROW(ch15::choose_config(s, 1, "128", "192", "on"), gemm::UnsupportedError);
+  EXPECT_TRUE(ch15::choose_config(s, gemm::kH100Sms, "128", "192", "on").scheduler.paired);
+  EXPECT_FALSE(ch15::choose_config(s, gemm::kH100Sms, "128", "192", "off").scheduler.paired);
   // make_config refuses a tile that has no kernel.
   ch15::GroupedShape g = s;
   EXPECT_THROW(ch15::make_config(g, {256, 64}), gemm::UnsupportedError);

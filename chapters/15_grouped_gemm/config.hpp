@@ -1,9 +1,9 @@
 // Chapter 15's configuration: which of chapter 12's tiles a grouped problem runs, and the
 // scheduler's parameters. Plain C++ (tests/host_chapter15.cpp).
 //
-// The grouped kernels are chapter 12's without a cluster: no multicast (the two tiles of a pair
-// could belong to two groups, and chapter 11 measured no cluster as fast on every dense shape) and
-// no split (a group of a few rows is one row of tiles, and there are G of them to fill the SMs).
+// The grouped kernels are chapter 12's without its split (a group of a few rows is one row of
+// tiles, and there are G of them to fill the SMs), and without its clusters except one kind: pairs
+// of 128 x 192 tiles of one group sharing B (scheduler.hpp), masked where B is large (pairs_for).
 // The rule is chapter 11's, asked about the dense problem the groups add up to:
 // - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
 //   11's block_m_for, BLOCK_N by its block_n_for;
@@ -15,8 +15,8 @@
 // by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
 // is expected to be one 64-row tile: then B is a stream, each tile read once.
 // Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 128
-// rows also 192; with 256 rows, 96 or 128), CH15_EVICT_B (first or normal), and at the launch
-// chapter 09's CH09_GROUP (the contiguous tile order).
+// rows also 192; with 256 rows, 96 or 128), CH15_EVICT_B (first or normal), CH15_PAIRS (on or
+// off), and at the launch chapter 09's CH09_GROUP (the contiguous tile order).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +64,11 @@ struct GroupedShape {
   int64_t expected() const { return expected_m > 0 ? expected_m : shape.m; }
 };
 
+// The one tile that runs in pairs sharing B: DeepGEMM 2.6.1's grouped tile (NOTES.md, section 10),
+// the height of the contiguous layout's alignment, so that a pair's two m-blocks each begin a tile
+// of one group.
+inline constexpr Tile kPairedTile{128, 192};
+
 struct Config {
   Tile tile{128, 128};
   int stages = 0;
@@ -103,11 +108,19 @@ inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
 }
 
 // The configuration for a given tile. Host only.
-inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms) {
+inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms,
+                          bool paired = false) {
   if (!compiled(t))
     throw gemm::UnsupportedError("chapter 15: no kernel compiled for BLOCK_M " +
                                  std::to_string(t.block_m) + ", BLOCK_N " +
                                  std::to_string(t.block_n));
+  if (paired && !(t == kPairedTile))
+    throw gemm::UnsupportedError("chapter 15: pairs sharing B run only the 128 x 192 tile (got " +
+                                 std::to_string(t.block_m) + " x " + std::to_string(t.block_n) +
+                                 ")");
+  if (paired && num_sms < 2)
+    throw gemm::UnsupportedError(
+        "chapter 15: pairs sharing B need two SMs (a cluster of two CTAs)");
   Config c;
   c.tile = t;
   c.stages = ch12::stages_for(t.block_m, t.block_n, 1);
@@ -120,9 +133,14 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   p.block_n = t.block_n;
   p.tiles_m = int((g.shape.m + t.block_m - 1) / t.block_m);
   p.tiles_n = int((g.shape.n + t.block_n - 1) / t.block_n);
-  p.order_group = g.layout == Layout::Contiguous
-                      ? ch09::cached_group(p.tiles_m, p.tiles_n, t.block_m, t.block_n, num_sms)
-                      : 1;
+  p.paired = paired;
+  // Paired, the order walks the grid of pairs (a pair is a 256 x 192 block of D), of which half as
+  // many run at once (chapter 10's plan_clusters).
+  p.order_group = g.layout != Layout::Contiguous ? 1
+                  : paired
+                      ? ch09::cached_group((p.tiles_m + 1) / 2, p.tiles_n, 2 * t.block_m, t.block_n,
+                                           num_sms / 2)
+                      : ch09::cached_group(p.tiles_m, p.tiles_n, t.block_m, t.block_n, num_sms);
   // Contiguous: chapter 09's persistent grid over the tiles. Masked: every SM, up to the most tiles
   // there can be: the counts are on the device, and with them the rounds. (A grid fitted to the
   // expected rows gave 128 CTAs at 6 x 1024 rows: 1144 TFLOPS in one run, where 132 CTAs gave 1224
@@ -131,6 +149,12 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   const int64_t bounded = most < (int64_t(1) << 30) ? most : (int64_t(1) << 30);
   c.grid = g.layout == Layout::Contiguous ? ch09::persistent_grid(int(bounded), num_sms)
                                           : int(bounded < num_sms ? bounded : num_sms);
+  // Paired: clusters of two, as many as run at once, never more than there are pairs.
+  if (paired) {
+    const int64_t pairs = p.max_pairs();
+    const int clusters = int(pairs < num_sms / 2 ? pairs : num_sms / 2);
+    c.grid = 2 * (clusters > 0 ? clusters : 1);
+  }
   // B with evict_first (chapter 12) where it streams: 64-row tiles, one per group. With one 256-row
   // tile per group (32 x 192 rows) it measured 5-7% slower than the default policy, and at 64 rows
   // level with it or up to 2% faster (H100, 2026-11-26: NOTES.md, "B's L2 policy").
@@ -139,10 +163,32 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   return c;
 }
 
+// Pairs sharing B: masked, with the 128 x 192 tile, where one group's B is more than 32 MB (N x K >
+// 2^25 bytes of fp8). Measured (H100, 2026-11-27, CH15_PAIRS=on against off, 128 x 192 forced:
+// NOTES.md, section 11): masked 6 x 1024 rows 2.9% faster at 6144 x 7168, level at 7168 x 3072
+// and 4096 x 4096, 2.3% slower at 4096 x 2048; 32 x 192 rows 2.5% faster at 6144 x 7168 and 1.5%
+// to 3.2% slower at the other three; contiguous 4 x 8192 and 8 x 4096 level to 1.3% slower at all
+// four (N, K).
+inline bool pairs_for(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms) {
+  return g.layout == Layout::Masked && t == kPairedTile &&
+         g.shape.n * g.shape.k > (int64_t(1) << 25) && num_sms >= 2;
+}
+
+// CH15_PAIRS, the environment's override: "on" or "off"; nullptr or "" leaves the rule's. "on"
+// with a tile other than 128 x 192 is refused.
+inline std::optional<bool> parse_pairs(const char* text) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  const std::string v = text;
+  if (v == "on") return true;
+  if (v == "off") return false;
+  throw gemm::UnsupportedError("chapter 15: CH15_PAIRS must be \"on\" or \"off\" (got \"" + v +
+                               "\")");
+}
+
 // The rule, then the overrides (nullptr or "" leave the rule's choice).
 inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
-                            const char* block_m_text = nullptr,
-                            const char* block_n_text = nullptr) {
+                            const char* block_m_text = nullptr, const char* block_n_text = nullptr,
+                            const char* pairs_text = nullptr) {
   int block_m = block_m_for(g, num_sms);
   if (block_m_text && *block_m_text) {
     const std::string v = block_m_text;
@@ -165,7 +211,9 @@ inline Config choose_config(const GroupedShape& g, int num_sms = gemm::kH100Sms,
           v + "\" with BLOCK_M " + std::to_string(block_m));
     block_n = parsed;
   }
-  return make_config(g, {block_m, block_n}, num_sms);
+  const Tile t{block_m, block_n};
+  const std::optional<bool> pairs = parse_pairs(pairs_text);
+  return make_config(g, t, num_sms, pairs ? *pairs : pairs_for(g, t, num_sms));
 }
 
 // CH15_EVICT_B, the environment's override of B's L2 policy: "first" or "normal" (chapter 12's
@@ -183,7 +231,7 @@ inline std::string describe(const GroupedShape& g, const Config& c) {
   std::snprintf(
       buf, sizeof buf,
       "%s, %d groups, %s %lld, N %lld, K %lld%s: BLOCK_M %d, BLOCK_N %d, %d stages "
-      "(%u bytes of shared memory), %d CTAs over at most %lld tiles%s%s",
+      "(%u bytes of shared memory), %d CTAs over at most %lld tiles%s%s%s",
       g.layout == Layout::Contiguous ? "contiguous" : "masked", g.groups,
       g.layout == Layout::Contiguous ? "M" : "max_m", (long long)g.shape.m, (long long)g.shape.n,
       (long long)g.shape.k,
@@ -193,7 +241,8 @@ inline std::string describe(const GroupedShape& g, const Config& c) {
       g.layout == Layout::Contiguous
           ? (", chapter 09's order, group " + std::to_string(c.scheduler.order_group)).c_str()
           : ", group by group, M fastest",
-      c.b_evict_first ? ", B evict_first" : "");
+      c.b_evict_first ? ", B evict_first" : "",
+      c.scheduler.paired ? ", in pairs sharing B (clusters of 2)" : "");
   return buf;
 }
 

@@ -15,10 +15,12 @@
 //   also skips the other half);
 // - the epilogue zeroes the rows that hold no data of the work's group (contiguous: padding rows;
 //   masked: rows past masked_m), and stores no 64-row box that starts past the group's rows.
-// What this chapter takes out: chapter 12's clusters. The two tiles of a multicast pair, or the K
-// slices of a split, could belong to two groups; chapter 11 measured no cluster as fast as multicast
-// on every dense shape, and the G groups of a few rows fill the SMs that the split was for. So the
-// kernel loses its kMulticast and kSplit parameters and the code that served them.
+// - with 128 x 192 tiles where B is large (config.hpp), the CTAs run in pairs (clusters of two) that
+//   share B: the scheduler hands both CTAs of a cluster one pair of works at a time (scheduler.hpp),
+//   and where the pair has one group and one n-block, the CTA of rank 0 loads B into both (chapter
+//   10's multicast, the whole tile from one CTA). Every math thread releases each stage in both CTAs.
+// What this chapter takes out: chapter 12's split (the G groups of a few rows fill the SMs that the
+// split was for) and its multicast of A; the kernel loses kMulticast and kSplit, and takes kPaired.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -40,6 +42,7 @@
 #include "common/device.hpp"
 #include "common/launch.hpp"
 #include "common/ptx/barrier.cuh"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/cp_async.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/setmaxnreg.cuh"
@@ -98,7 +101,7 @@ constexpr int kMathRegisters = 232;
 //   one group of 30205 x 6144 x 7168 (H100: NOTES.md, "The producer's read"). A thread of its own
 //   waits on those reads while the producer loads, up to kWorkSlots works ahead of it.
 constexpr int kWorkSlots = 4;
-constexpr int kWorkInts = 8;  // group, row0, rows, n_block, sub_begin, sub_end, valid, (pad)
+constexpr int kWorkInts = 8;  // group, row0, rows, n_block, sub_begin, sub_end, valid, shared
 constexpr uint32_t kWorkRingBytes = kWorkSlots * (2 * sizeof(uint64_t) + kWorkInts * sizeof(int));
 struct WorkRing {
   int slot = 0;
@@ -113,7 +116,7 @@ struct WorkRing {
     int* out = slots + slot * kWorkInts;
     if (w != nullptr) {
       out[0] = w->group, out[1] = int(w->row0), out[2] = w->rows, out[3] = w->n_block;
-      out[4] = w->sub_begin, out[5] = w->sub_end;
+      out[4] = w->sub_begin, out[5] = w->sub_end, out[7] = w->shared;
     }
     out[6] = w != nullptr;
     ptx::mbarrier_arrive(&full[slot]);
@@ -129,7 +132,7 @@ struct WorkRing {
   __device__ __forceinline__ bool read(uint64_t* empty, const int* slots, Work& w) {
     const int* in = slots + slot * kWorkInts;
     w.group = in[0], w.row0 = in[1], w.rows = in[2], w.n_block = in[3];
-    w.sub_begin = in[4], w.sub_end = in[5];
+    w.sub_begin = in[4], w.sub_end = in[5], w.shared = in[7];
     const bool valid = in[6] != 0;
     ptx::mbarrier_arrive(&empty[slot]);
     advance();
@@ -224,7 +227,8 @@ __device__ __forceinline__ Work warp_uniform(const Work& w) {
 
 // kTrace: record the timeline (common/trace.hpp); the timed kernel is gemm_kernel<..., false>.
 // args.shape is {M or max_m, N, K}; args.b and args.sb hold every group's B and scales.
-template <int BLOCK_M, int BLOCK_N, bool kTrace>
+// kPaired: clusters of two CTAs walking pairs of works in step (scheduler.hpp), sharing B.
+template <int BLOCK_M, int BLOCK_N, bool kTrace, bool kPaired>
 __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tensor_map_a,
                 const __grid_constant__ CUtensorMap tensor_map_b,
@@ -264,7 +268,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
   // The works this CTA computes: CTA c takes tiles c, c + CTAs, ... of the scheduler's sequence
   // (scheduler.hpp), and where a tile holds two groups, one work per group. The scheduler thread
   // walks them; the producer and every math thread take each from the ring.
-  const int cta = int(blockIdx.x), ctas = int(gridDim.x);
+  // Paired, the cluster c takes pairs c, c + clusters, ..., and the CTA of rank r the r-th work of
+  // each.
+  constexpr int kClusterSize = kPaired ? 2 : 1;
+  const int cta = int(blockIdx.x) / kClusterSize, ctas = int(gridDim.x) / kClusterSize;
+  const int rank = kPaired ? int(ptx::cluster_ctarank()) : 0;
   // Through a shuffle from lane 0, so that the compiler knows it is the same in the whole warp:
   // the descriptor arithmetic that depends on it then runs on the uniform datapath (uniform
   // registers, which wgmma's descriptor operands need), not per thread with R2UR moves.
@@ -284,8 +292,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     for (int s = 0; s < kNumStages; ++s) {
       // Two arrivals per phase: the thread issuing TMA, and its cp.async of scale B when it lands.
       ptx::mbarrier_init(&full_barriers[s], 2);
-      // One arrival per math thread.
-      ptx::mbarrier_init(&empty_barriers[s], kNumMathThreads);
+      // One arrival per math thread of every CTA of the cluster: paired, the CTA of rank 0 may
+      // write B into this stage of both CTAs, so both CTAs' math threads must have released it.
+      ptx::mbarrier_init(&empty_barriers[s], kClusterSize * kNumMathThreads);
     }
     for (int s = 0; s < kWorkSlots; ++s) {
       ptx::mbarrier_init(&work_full[s], 1);  // the scheduler thread, once it wrote the slot
@@ -294,7 +303,12 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     }
     ptx::fence_barrier_init();
   }
-  __syncthreads();
+  // Paired, the partner's producer may multicast into this CTA's stages and its math threads
+  // arrive on its empty barriers: none of that before they are initialised (chapter 10).
+  if constexpr (kPaired)
+    ptx::cluster_sync_relaxed();
+  else
+    __syncthreads();
 
   const int num_k_blocks = int(K / BLOCK_K);
   const int n_scale_blocks = int((N + gemm::kScaleBlock - 1) / gemm::kScaleBlock);
@@ -313,24 +327,26 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       const uint64_t evict_first = ptx::l2_policy_evict_first();
       WorkRing ring;
       for (Work work; ring.take_alone(work_full, work_empty, work_slots, work);) {
-        // Padding rows: nothing to load (the math warpgroups store zeros).
-        if (work.group < 0) continue;
+        // Padding rows: nothing to load (the math warpgroups store zeros). Paired, the pair's
+        // stages move in step: a work of padding loads group 0's B and computes nothing.
+        if (!kPaired && work.group < 0) continue;
+        const int group = work.group < 0 ? 0 : work.group;
         const int64_t m0 = work.row0, n0 = int64_t(work.n_block) * BLOCK_N;
         // The group's B: rows group * N + n0 of B's [G * N, K] view. Its scales: the group's block
         // of scale B, [ceil(N / 128)][K / 128] per group.
-        const int64_t b_row = int64_t(work.group) * N + n0;
+        const int64_t b_row = int64_t(group) * N + n0;
         // Where the rows of scale B for the two blocks the tile's columns may cover start in args.sb
         // (the second one only if it exists: past N its columns are padding, and any scale will do
         // for them). Offsets, not pointers: the producer has 40 registers. (An int: a B that fits
         // in memory has N * K / 16384 scales, far fewer than 2^31.)
         const int scale_b_row =
-            (work.group * n_scale_blocks + int(n0 / gemm::kScaleBlock)) * num_k_blocks;
+            (group * n_scale_blocks + int(n0 / gemm::kScaleBlock)) * num_k_blocks;
         const int scale_b_row_2 =
             needs_second_scale(n0, BLOCK_N, N) ? scale_b_row + num_k_blocks : scale_b_row;
         // The A scales: contiguous, column m0 of [K / 128, M]; masked, column m0 - group * max_m of
         // the group's K / 128 rows in [G * K / 128, max_m].
-        const int32_t sa_column = int32_t(masked ? m0 - int64_t(work.group) * M : m0);
-        const int sa_row0 = masked ? work.group * num_k_blocks : 0;
+        const int32_t sa_column = int32_t(masked ? m0 - int64_t(group) * M : m0);
+        const int sa_row0 = masked ? group * num_k_blocks : 0;
         for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
           // Wait until the math warpgroups have released this stage (round 0 passes at once).
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
@@ -344,7 +360,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
           ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
                            kb * BLOCK_K, int32_t(m0));
-          if (b_evict_first) {
+          if (kPaired && work.shared) {
+            // The pair's B: the whole tile from the CTA of rank 0 into both CTAs, completing each
+            // CTA's full barrier with its bytes; the CTA of rank 1 loads none.
+            if (rank == 0)
+              ptx::tma_load_2d_multicast(smem_b + state.stage * kTileBytesB, &tensor_map_b,
+                                         full_barrier, kb * BLOCK_K, int32_t(b_row), 0b11);
+          } else if (b_evict_first) {
             ptx::tma_load_2d(smem_b + state.stage * kTileBytesB, &tensor_map_b, full_barrier,
                              kb * BLOCK_K, int32_t(b_row), evict_first);
           } else {
@@ -358,9 +380,16 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       }
     } else if (threadIdx.x == kNumMathThreads + ptx::kWarpSize) {
       // The scheduler thread: every work of this CTA into the ring, then the end.
-      GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas);
+      GroupedScheduler scheduler(groups.scheduler, groups.m_indices, groups.masked_m, cta, ctas,
+                                 rank);
       WorkRing ring;
-      for (Work work; scheduler.next(work);) ring.publish(work_full, work_empty, work_slots, &work);
+      const auto next = [&](Work& w) {
+        if constexpr (kPaired)
+          return scheduler.next_paired(w);
+        else
+          return scheduler.next_unpaired(w);
+      };
+      for (Work work; next(work);) ring.publish(work_full, work_empty, work_slots, &work);
       ring.publish(work_full, work_empty, work_slots, nullptr);  // no more works
       // What the walk skipped (an index or a count out of range), for the launch wrapper.
       if (scheduler.status() != 0 && groups.status != nullptr)
@@ -389,6 +418,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     const uint64_t desc_b0 = make_descriptor(smem_b);
     // The ring position carries on across tiles, as the producer's does: both advance once per K
     // block of the same sequence of works, so they still meet on every stage and phase.
+    // Paired: the partner's empty barriers, mapped once (stage s is 8 s bytes further).
+    const uint32_t partner_empty = kPaired ? ptx::map_shared_cluster(empty_barriers, rank ^ 1) : 0;
     PipelineState state;
     int step = 0;  // K blocks consumed so far, over all tiles (for the trace)
     int tile_count = 0;
@@ -414,7 +445,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // iteration.)
       const int rows_left = work.rows - warpgroup * 64;
       const int live = rows_left <= 0 ? 0 : (rows_left + kSubtileRows - 1) / kSubtileRows;
-      const int live_end = live < work.sub_end ? live : work.sub_end;
+      // Paired, a work of padding runs the K loop (its stages move with the partner's) and computes
+      // nothing.
+      const int live_end = kPaired && work.group < 0 ? 0
+                           : live < work.sub_end     ? live
+                                                     : work.sub_end;
       const int sub_begin = work.sub_begin;
       // Contiguous: the group indices of this thread's rows, loaded now and compared in the
       // epilogue, so that the loads' latency hides behind the K loop (loaded there, they held up
@@ -431,7 +466,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // (chapter 06): for a work whose sub-tiles all compute, and for the others. A work of padding
       // rows has none: no K loop, and its zeros are stored.
       const bool all_live = sub_begin == 0 && live_end == kSubtiles;
-      if (work.group >= 0)
+      if (kPaired || work.group >= 0)
         dispatch_k_loop<
             BLOCK_N>(num_former_iters(n0, BLOCK_N), all_live, [&](auto former, auto all) {
           constexpr int kNumFormerIters = decltype(former)::value;
@@ -475,6 +510,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
               const auto release = [&] {
                 if (sub != kSubtiles - 1) return;
                 ptx::mbarrier_arrive(&empty_barriers[stage]);
+                if constexpr (kPaired) ptx::mbarrier_arrive_remote(partner_empty + 8 * stage);
               };
               if (!kAllLive && (sub < sub_begin || sub >= live_end)) {
                 if (kSubtiles > 1 && sub == 0) read_scales();
@@ -598,11 +634,15 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // before the CTA may exit.
     if (t == 0) ptx::bulk_wait_group_read<0>();
   }
+  // Paired, this CTA's math threads arrive on the partner's empty barriers, and its producer may
+  // multicast into the partner's stages, until the last K block: neither CTA exits before both are
+  // past it (chapter 10). Every thread of both CTAs meets here.
+  if constexpr (kPaired) ptx::cluster_sync();
 }
 
 // The launch of one tile's kernel. Tensor maps over all groups: A [M or G * max_m, K], B
 // [G * N, K], the A scales [K / 128 or G * K / 128, M or max_m], D [M or G * max_m, N].
-template <int BLOCK_M, int BLOCK_N>
+template <int BLOCK_M, int BLOCK_N, bool kPaired>
 void launch_tile(const GroupedArgs& args, const Config& c, cudaStream_t stream) {
   using Tile = TileConfig<BLOCK_M, BLOCK_N>;
   const gemm::Shape& s = args.shape;
@@ -621,9 +661,15 @@ void launch_tile(const GroupedArgs& args, const Config& c, cudaStream_t stream) 
   dense.sb = args.sb;
   const GroupParams groups{c.scheduler, args.m_indices, args.masked_m, args.status};
   gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes + kWorkRingBytes,
-                            stream, 1};
-  gemm::launch("chapter 15", gemm_kernel<BLOCK_M, BLOCK_N, false>, launch, map_a, map_b, map_sa,
-               map_d, dense, groups, c.b_evict_first);
+                            stream, kPaired ? 2u : 1u};
+  auto* kernel = gemm_kernel<BLOCK_M, BLOCK_N, false, kPaired>;
+  // Paired, only as many clusters as run at once (chapter 11: a GPC with an odd number of free SMs).
+  if constexpr (kPaired) {
+    const int fit = gemm::max_active_clusters("chapter 15", kernel, launch);
+    if (fit > 0 && fit < c.grid / 2) launch.grid = dim3(2 * fit);
+  }
+  gemm::launch("chapter 15", kernel, launch, map_a, map_b, map_sa, map_d, dense, groups,
+               c.b_evict_first);
 }
 
 // launch_tile for tile I of kTiles, compiled in shares as chapter 12's variants are
@@ -756,11 +802,11 @@ GroupedShape grouped_shape(const GroupedArgs& args) {
   return {args.layout, args.groups, args.shape, args.expected_m};
 }
 
-// The configuration with the environment's overrides: CH15_BLOCK_M, CH15_BLOCK_N, CH15_EVICT_B, and
-// chapter 09's CH09_GROUP (the contiguous layout's tile order).
+// The configuration with the environment's overrides: CH15_BLOCK_M, CH15_BLOCK_N, CH15_PAIRS,
+// CH15_EVICT_B, and chapter 09's CH09_GROUP (the contiguous layout's tile order).
 Config configured(const GroupedArgs& args, int num_sms) {
   Config c = choose_config(grouped_shape(args), num_sms, std::getenv("CH15_BLOCK_M"),
-                           std::getenv("CH15_BLOCK_N"));
+                           std::getenv("CH15_BLOCK_N"), std::getenv("CH15_PAIRS"));
   if (args.layout == Layout::Contiguous)
     c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, "chapter 15");
   return apply_evict_b_override(c, std::getenv("CH15_EVICT_B"));
@@ -821,7 +867,10 @@ std::string describe_config(const GroupedArgs& args) {
 template <size_t I>
 void launch_variant(const GroupedArgs& args, const Config& c, cudaStream_t stream) {
   constexpr Tile t = kTiles[I];
-  launch_tile<t.block_m, t.block_n>(args, c, stream);
+  if constexpr (t == kPairedTile) {
+    if (c.scheduler.paired) return launch_tile<t.block_m, t.block_n, true>(args, c, stream);
+  }
+  launch_tile<t.block_m, t.block_n, false>(args, c, stream);
 }
 
 // The share's tiles, compiled by taking their addresses in a table that the explicit

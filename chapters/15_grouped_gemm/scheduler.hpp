@@ -19,10 +19,19 @@
 // The scheduler reads the indices and counts through plain pointers, device memory in the kernel and
 // host vectors in the tests, so one function serves both.
 //
+// Pairs (SchedulerParams::paired; 128-row tiles): the CTAs run in clusters of two, and the scheduler
+// hands both CTAs of a cluster one pair of works at a time, in step, so that the two can share B
+// (chapter 10's multicast): two m-blocks of one group and one n-block, B loaded once by the CTA of
+// rank 0 into both (Work::shared). Where a pair cannot share (two groups; a group's odd last m-block,
+// paired with the next n-block's), each CTA loads its own B; where a CTA has no tile left in the
+// pair, it gets a phantom (rows 0: it loads, computes and stores nothing of its own, and keeps the
+// pipeline of the pair in step). Both CTAs of a pair run every K block, so their stages and phases
+// never part.
+//
 // Out-of-range values from the device are defined, never a fault: a tile whose first row's index
 // is outside [-1, G) (for a 256-row tile, each 128-row half's first row), or a masked_m[g] outside
-// [0, max_m], is skipped (nothing loaded, nothing stored) and raises a status bit, which the launch
-// wrapper reports (grouped.hpp: check_status).
+// [0, max_m], is skipped (nothing stored; unpaired, nothing loaded either; paired, the tile becomes
+// a phantom) and raises a status bit, which the launch wrapper reports (grouped.hpp: check_status).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +63,8 @@ struct Work {
   int n_block = 0;    // the tile's column of D, in BLOCK_N
   int sub_begin = 0;  // the 128-row halves of a 256-row tile this work computes and stores:
   int sub_end = 1;    //   [sub_begin, sub_end); 0 to 1 below 256 rows
+  int shared = 0;     // pairs: 1 if both works of the pair have this group and n-block, and the CTA
+                      //   of rank 0 loads B into both CTAs
 };
 
 // What the host passes the kernel (configure, config.hpp) for the scheduler.
@@ -64,26 +75,44 @@ struct SchedulerParams {
   int block_m = 128, block_n = 128;
   int tiles_m = 0;      // contiguous: ceil(m / block_m); masked: ceil(max_m / block_m), a bound
   int tiles_n = 0;      // ceil(N / block_n)
-  int order_group = 1;  // contiguous: chapter 09's group size for the tile order
+  int order_group = 1;  // contiguous: chapter 09's group size for the tile order (of pairs, paired)
+  bool paired = false;  // clusters of two CTAs, one pair of works at a time (block_m 128)
   // An upper bound on the tiles (masked: every group full), for the grid: min(SMs, this).
   GEMM_HOST_DEVICE int64_t max_tiles() const {
     return (layout == Layout::Masked ? int64_t(groups) : 1) * int64_t(tiles_m) * tiles_n;
   }
+  // Paired: an upper bound on the pairs, for the grid of clusters.
+  GEMM_HOST_DEVICE int64_t max_pairs() const {
+    return (layout == Layout::Masked ? int64_t(groups) : 1) * int64_t((tiles_m + 1) / 2) * tiles_n;
+  }
 };
 
 // One CTA's walk: tiles first, first + stride, ... and, where a tile holds two groups, two works.
-// m_indices (contiguous, m of them) or masked_m (masked, groups of them) is read through a plain
-// pointer. Every thread of a CTA that needs the works runs its own copy and gets the same sequence.
+// Paired: pairs first, first + stride, ... (first: the cluster, stride: the clusters), the work of
+// the CTA of rank `rank` in each. m_indices (contiguous, m of them) or masked_m (masked, groups of
+// them) is read through a plain pointer. Every thread of a CTA that needs the works runs its own
+// copy and gets the same sequence.
 class GroupedScheduler {
  public:
   GEMM_HOST_DEVICE GroupedScheduler(const SchedulerParams& p, const int* m_indices,
-                                    const int* masked_m, int first, int stride)
-      : p_(p), m_indices_(m_indices), masked_m_(masked_m), tile_(first), stride_(stride) {}
+                                    const int* masked_m, int first, int stride, int rank = 0)
+      : p_(p),
+        m_indices_(m_indices),
+        masked_m_(masked_m),
+        tile_(first),
+        stride_(stride),
+        rank_(rank) {}
 
   // The next work, or false when there is none. Bits of Status for what was skipped accumulate in
   // status().
-  GEMM_HOST_DEVICE bool next(Work& w) {
+  GEMM_HOST_DEVICE bool next(Work& w) { return p_.paired ? next_paired(w) : next_unpaired(w); }
+  // The same, for a caller that knows which (the kernel, where one walk's code fits the scheduler
+  // thread's 40 registers and both did not: ptxas spilled).
+  GEMM_HOST_DEVICE bool next_unpaired(Work& w) {
     return p_.layout == Layout::Contiguous ? next_contiguous(w) : next_masked(w);
+  }
+  GEMM_HOST_DEVICE bool next_paired(Work& w) {
+    return p_.layout == Layout::Contiguous ? next_contiguous_paired(w) : next_masked_paired(w);
   }
   GEMM_HOST_DEVICE uint32_t status() const { return status_; }
 
@@ -152,11 +181,96 @@ class GroupedScheduler {
     return false;
   }
 
+  // Contiguous, paired: the grid of pairs of m-blocks (2 i, 2 i + 1) by n-blocks, chapter 09's
+  // order over it. The pair shares B where both m-blocks exist and begin in the same group.
+  GEMM_HOST_DEVICE bool next_contiguous_paired(Work& w) {
+    const int pairs_m = (p_.tiles_m + 1) / 2;
+    if (tile_ >= int64_t(pairs_m) * p_.tiles_n) return false;
+    const ch09::TileCoord t = ch09::tile_at(int(tile_), pairs_m, p_.tiles_n, p_.order_group);
+    const int mine = 2 * t.m_block + rank_, other = 2 * t.m_block + (rank_ ^ 1);
+    const bool has_mine = mine < p_.tiles_m, has_other = other < p_.tiles_m;
+    const int g_mine = has_mine ? read(m_indices_, int64_t(mine) * p_.block_m) : -1;
+    const int g_other = has_other ? read(m_indices_, int64_t(other) * p_.block_m) : -1;
+    const bool ok_mine = has_mine && g_mine >= -1 && g_mine < p_.groups;
+    const bool ok_other = has_other && g_other >= -1 && g_other < p_.groups;
+    if (has_mine && !ok_mine) status_ |= kBadGroupIndex;  // a phantom: nothing stored
+    w.n_block = t.n_block;
+    w.sub_begin = 0;
+    w.sub_end = 1;
+    w.shared = ok_mine && ok_other && g_mine == g_other && g_mine >= 0;
+    if (ok_mine) {
+      w.group = g_mine;  // -1: padding rows, their zeros stored
+      w.row0 = int64_t(mine) * p_.block_m;
+      w.rows = int(p_.m - w.row0 < p_.block_m ? p_.m - w.row0 : p_.block_m);
+    } else {
+      // A phantom loads the partner's rows, with a group whose B exists.
+      w.group = ok_other && g_other >= 0 ? g_other : 0;
+      w.row0 = int64_t(has_mine ? mine : other) * p_.block_m;
+      w.rows = 0;
+    }
+    tile_ += stride_;
+    return true;
+  }
+
+  // Masked, paired: group by group (T m-blocks, half = T / 2), for each two n-blocks 2q and
+  // 2q + 1: the half pairs (2 i, 2 i + 1) of 2q sharing B, those of 2q + 1, then, if T is odd, the
+  // last m-block of both n-blocks as one pair that does not share (an odd last n-block's with a
+  // phantom). So a group has T x tiles_n tiles in ceil(T / 2) x tiles_n pairs at most, and its only
+  // phantom is that of an odd T and an odd tiles_n.
+  GEMM_HOST_DEVICE bool next_masked_paired(Work& w) {
+    while (group_ < p_.groups) {
+      const int count = read(masked_m_, group_);
+      int tiles_m = 0;
+      if (count < 0 || count > p_.m) {
+        if (!counted_) status_ |= kBadMaskedM;  // the group is skipped by both CTAs
+      } else {
+        tiles_m = (count + p_.block_m - 1) / p_.block_m;
+      }
+      counted_ = true;
+      const int half = tiles_m / 2, odd = tiles_m % 2;
+      const int segment = 2 * half + odd;  // pairs per two n-blocks
+      const int64_t pairs =
+          tiles_m == 0 ? 0 : int64_t(p_.tiles_n / 2) * segment + (p_.tiles_n % 2) * (half + odd);
+      if (tile_ < base_ + pairs) {
+        const int64_t inside = tile_ - base_;
+        const int q = int(inside / segment), r = int(inside % segment);
+        // The last segment of an odd tiles_n has one n-block: its half pairs, then the leftover.
+        const bool last_single = p_.tiles_n % 2 == 1 && q == p_.tiles_n / 2;
+        int m_block, n_block;
+        bool phantom = false;
+        if (r < (last_single ? half : 2 * half)) {
+          n_block = 2 * q + (r >= half);
+          m_block = 2 * (r % half) + rank_;
+          w.shared = 1;
+        } else {
+          m_block = tiles_m - 1;
+          n_block = 2 * q + rank_;
+          w.shared = 0;
+          if (n_block >= p_.tiles_n) n_block = 2 * q, phantom = true;
+        }
+        w.group = group_;
+        w.n_block = n_block;
+        w.sub_begin = 0;
+        w.sub_end = 1;
+        w.row0 = int64_t(group_) * p_.m + int64_t(m_block) * p_.block_m;
+        const int left = count - m_block * p_.block_m;
+        w.rows = phantom ? 0 : (left < p_.block_m ? left : p_.block_m);
+        tile_ += stride_;
+        return true;
+      }
+      base_ += pairs;
+      ++group_;
+      counted_ = false;
+    }
+    return false;
+  }
+
   SchedulerParams p_;
   const int* m_indices_;
   const int* masked_m_;
-  int64_t tile_;
+  int64_t tile_;  // paired: the pair
   int stride_;
+  int rank_;              // paired: this CTA's rank in its cluster
   int pass_ = 0;          // contiguous: which half of a two-group tile comes next
   int group_ = 0;         // masked: the group tile_ is looked for in
   int64_t base_ = 0;      // masked: the first tile index of group_

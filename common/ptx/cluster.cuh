@@ -82,6 +82,24 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
       : "memory");
 }
 
+// The shared::cluster address of the object at the same offset as `p` in the CTA of rank
+// `cta_rank` (mapa, as in mbarrier_arrive_cluster), for a kernel that reaches the same CTA's
+// barriers many times: mapped once, then offset (chapter 15).
+__device__ __forceinline__ uint32_t map_shared_cluster(const void* p, uint32_t cta_rank) {
+  uint32_t remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+      : "=r"(remote)
+      : "r"(shared_address(p)), "r"(cta_rank));
+  return remote;
+}
+
+// One arrival on the mbarrier at that shared::cluster address, with mbarrier_arrive_cluster's
+// memory order (release at CTA scope; its comment says why that is enough).
+__device__ __forceinline__ void mbarrier_arrive_remote(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar)
+               : "memory");
+}
+
 // --- Distributed shared memory (chapter 12) ------------------------------------------------------
 //
 // Chapter 12's CTAs add each other's partial sums: each sends the others the sums they reduce,
