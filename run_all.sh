@@ -154,6 +154,9 @@ if [ "$sanitizers" = 1 ]; then
       [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 256")
       # And chapter 11's 128 x 192 tile (CH15_BLOCK_N), whose last column of tiles is ragged.
       [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 128 - - 192")
+      # And that tile in pairs sharing B (CH15_PAIRS=on): 7 columns of tiles, groups of odd and
+      # even counts of 128-row blocks.
+      [[ "$name" == 15_* ]] && shapes+=("600 1168 1024 128 - - 192 on")
       for shape in "${shapes[@]}"; do
         args=()
         tag=""
@@ -161,18 +164,19 @@ if [ "$sanitizers" = 1 ]; then
         multicast=""
         split=""
         block_n=""
+        pairs=""
         if [ -n "$shape" ]; then
-          read -r m n k block_m multicast split block_n <<<"$shape"
+          read -r m n k block_m multicast split block_n pairs <<<"$shape"
           [ "$block_m" = - ] && block_m=""
           [ "$multicast" = - ] && multicast=""
           [ "$split" = - ] && split=""
           args=(--m "$m" --n "$n" --k "$k" --no-timing)
-          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${block_n:+ block_n=$block_n}${multicast:+ multicast=$multicast}${split:+ split=$split}"
+          tag=" ${m}x${n}x${k}${block_m:+ block_m=$block_m}${block_n:+ block_n=$block_n}${multicast:+ multicast=$multicast}${split:+ split=$split}${pairs:+ pairs=$pairs}"
         fi
         for tool in $tools; do
           log="$results/sanitizer-$name-$tool${tag// /-}.log"
           t0=$SECONDS
-          CH11_BLOCK_M=$block_m CH15_BLOCK_M=$block_m CH15_BLOCK_N=$block_n CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
+          CH11_BLOCK_M=$block_m CH15_BLOCK_M=$block_m CH15_BLOCK_N=$block_n CH15_PAIRS=$pairs CH10_MULTICAST=$multicast CH11_MULTICAST=$multicast CH12_SPLIT=$split \
             timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" "${args[@]}" >"$log" 2>&1; rc=$?
           note "$name $tool$tag" "$([ $rc = 0 ] && echo clean || echo "exit $rc: $(grep -m1 -E 'ERROR|error' "$log")") ($(took $t0))"
         done
