@@ -856,6 +856,10 @@ void check_status(uint32_t* status, cudaStream_t stream) {
   throw gemm::Error(status_message(bits));
 }
 
+Config configuration(const GroupedArgs& args) {
+  return configured(args, gemm::multiprocessor_count_or(gemm::kH100Sms));
+}
+
 std::string describe_config(const GroupedArgs& args) {
   const int num_sms = gemm::multiprocessor_count_or(gemm::kH100Sms);
   return describe(grouped_shape(args), configured(args, num_sms)) +

@@ -24,6 +24,10 @@
 #include "common/reference.hpp"
 #include "common/timing.hpp"
 
+namespace ch15 {
+Config configuration(const GroupedArgs& args);  // kernel.cu: the launch's, overrides included
+}  // namespace ch15
+
 namespace ch12 {
 void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  // kernel.cu
 }  // namespace ch12
@@ -168,13 +172,9 @@ int run(Layout layout, const Options& o, const gemm::CliOptions& cli) {
   shape_only.groups = host.groups;
   shape_only.shape = host.shape;
   shape_only.expected_m = layout == Layout::Masked ? std::min(cli.shape.m, host.shape.m) : 0;
-  const GroupedShape g{layout, host.groups, host.shape, shape_only.expected_m};
-  Config c = choose_config(g, gemm::multiprocessor_count_or(gemm::kH100Sms),
-                           std::getenv("CH15_BLOCK_M"), std::getenv("CH15_BLOCK_N"));
-  if (layout == Layout::Contiguous)  // as the launch takes it (kernel.cu, configured)
-    c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, kProgram);
-  c = apply_evict_b_override(c, std::getenv("CH15_EVICT_B"));
-  std::printf("%s\n", describe(g, c).c_str());
+  // The configuration as the launch takes it, the environment's overrides included (kernel.cu).
+  const Config c = configuration(shape_only);
+  std::printf("%s\n", describe_config(shape_only).c_str());
   if (cli.print_config) return 0;
   const GroupedDeviceProblem dev(host);
   GroupedArgs args = dev.args();
