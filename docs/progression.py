@@ -29,40 +29,40 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 COPY_GBPS = 3000
 
 # DeepGEMM on our H100 SXM, both releases on the machine of the committed run, right after it, in
-# the same lease (2026-11-26; docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
+# the same lease (2026-11-27; docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
 # run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
 # column (CUPTI) compares with.
 # Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
 DEEPGEMM = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 133, "64x24576x1536": 211, "64x32768x512": 160, "64x7168x16384": 274,
-        "64x4096x7168": 185, "64x7168x2048": 158, "128x2112x7168": 247, "128x24576x1536": 402,
-        "128x32768x512": 292, "128x7168x16384": 509, "128x4096x7168": 335, "128x7168x2048": 283,
-        "4096x2112x7168": 1117, "4096x24576x1536": 1255, "4096x32768x512": 924,
-        "4096x7168x16384": 1464, "4096x4096x7168": 1405, "4096x7168x2048": 1208,
+        "64x2112x7168": 133, "64x24576x1536": 210, "64x32768x512": 160, "64x7168x16384": 273,
+        "64x4096x7168": 184, "64x7168x2048": 157, "128x2112x7168": 243, "128x24576x1536": 399,
+        "128x32768x512": 292, "128x7168x16384": 504, "128x4096x7168": 334, "128x7168x2048": 284,
+        "4096x2112x7168": 1132, "4096x24576x1536": 1274, "4096x32768x512": 931,
+        "4096x7168x16384": 1498, "4096x4096x7168": 1438, "4096x7168x2048": 1216,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 150, "64x24576x1536": 208, "64x32768x512": 160, "64x7168x16384": 273,
-        "64x4096x7168": 196, "64x7168x2048": 158, "128x2112x7168": 287, "128x24576x1536": 397,
-        "128x32768x512": 292, "128x7168x16384": 527, "128x4096x7168": 386, "128x7168x2048": 291,
-        "4096x2112x7168": 1269, "4096x24576x1536": 1281, "4096x32768x512": 997,
-        "4096x7168x16384": 1459, "4096x4096x7168": 1419, "4096x7168x2048": 1262,
+        "64x2112x7168": 148, "64x24576x1536": 210, "64x32768x512": 159, "64x7168x16384": 270,
+        "64x4096x7168": 195, "64x7168x2048": 158, "128x2112x7168": 283, "128x24576x1536": 381,
+        "128x32768x512": 289, "128x7168x16384": 528, "128x4096x7168": 385, "128x7168x2048": 290,
+        "4096x2112x7168": 1270, "4096x24576x1536": 1302, "4096x32768x512": 996,
+        "4096x7168x16384": 1496, "4096x4096x7168": 1452, "4096x7168x2048": 1273,
     },
 }
 DEEPGEMM_KERNEL = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 158, "64x24576x1536": 234, "64x32768x512": 191, "64x7168x16384": 285,
-        "64x4096x7168": 210, "64x7168x2048": 196, "128x2112x7168": 287, "128x24576x1536": 437,
-        "128x32768x512": 350, "128x7168x16384": 527, "128x4096x7168": 373, "128x7168x2048": 348,
-        "4096x2112x7168": 1143, "4096x24576x1536": 1273, "4096x32768x512": 945,
-        "4096x7168x16384": 1469, "4096x4096x7168": 1424, "4096x7168x2048": 1238,
+        "64x2112x7168": 158, "64x24576x1536": 233, "64x32768x512": 192, "64x7168x16384": 284,
+        "64x4096x7168": 206, "64x7168x2048": 196, "128x2112x7168": 289, "128x24576x1536": 443,
+        "128x32768x512": 349, "128x7168x16384": 528, "128x4096x7168": 375, "128x7168x2048": 343,
+        "4096x2112x7168": 1159, "4096x24576x1536": 1288, "4096x32768x512": 940,
+        "4096x7168x16384": 1504, "4096x4096x7168": 1461, "4096x7168x2048": 1250,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 177, "64x24576x1536": 224, "64x32768x512": 190, "64x7168x16384": 282,
-        "64x4096x7168": 220, "64x7168x2048": 193, "128x2112x7168": 344, "128x24576x1536": 434,
-        "128x32768x512": 339, "128x7168x16384": 541, "128x4096x7168": 433, "128x7168x2048": 345,
-        "4096x2112x7168": 1296, "4096x24576x1536": 1294, "4096x32768x512": 1005,
-        "4096x7168x16384": 1460, "4096x4096x7168": 1435, "4096x7168x2048": 1296,
+        "64x2112x7168": 178, "64x24576x1536": 231, "64x32768x512": 192, "64x7168x16384": 282,
+        "64x4096x7168": 221, "64x7168x2048": 194, "128x2112x7168": 339, "128x24576x1536": 433,
+        "128x32768x512": 333, "128x7168x16384": 547, "128x4096x7168": 432, "128x7168x2048": 343,
+        "4096x2112x7168": 1311, "4096x24576x1536": 1313, "4096x32768x512": 1020,
+        "4096x7168x16384": 1506, "4096x4096x7168": 1473, "4096x7168x2048": 1306,
     },
 }
 # The top README names DeepGEMM's releases without commit hashes (docs/method.md has them).
@@ -92,46 +92,46 @@ SMALL_GROUP_ROWS = 64
 # 8 GiB flush before each run, median of 30; by the kernel alone (PyTorch's profiler); GB/s by the
 # events.
 DEEPGEMM_GROUPED = {
-    "contiguous/4x8192/6144x7168": 1417, "contiguous/4x8192/7168x3072": 1369,
-    "contiguous/4x8192/4096x4096": 1359, "contiguous/4x8192/4096x2048": 1296,
-    "contiguous/8x4096/6144x7168": 1406, "contiguous/8x4096/7168x3072": 1350,
-    "contiguous/8x4096/4096x4096": 1343, "contiguous/8x4096/4096x2048": 1275,
-    "masked/32x192/6144x7168": 885, "masked/32x192/7168x3072": 808,
-    "masked/32x192/4096x4096": 814, "masked/32x192/4096x2048": 733,
-    "masked/6x1024/6144x7168": 1318, "masked/6x1024/7168x3072": 1268,
-    "masked/6x1024/4096x4096": 1234, "masked/6x1024/4096x2048": 1115,
+    "contiguous/4x8192/6144x7168": 1465, "contiguous/4x8192/7168x3072": 1402,
+    "contiguous/4x8192/4096x4096": 1399, "contiguous/4x8192/4096x2048": 1318,
+    "contiguous/8x4096/6144x7168": 1452, "contiguous/8x4096/7168x3072": 1391,
+    "contiguous/8x4096/4096x4096": 1383, "contiguous/8x4096/4096x2048": 1299,
+    "masked/32x192/6144x7168": 891, "masked/32x192/7168x3072": 815,
+    "masked/32x192/4096x4096": 819, "masked/32x192/4096x2048": 734,
+    "masked/6x1024/6144x7168": 1342, "masked/6x1024/7168x3072": 1285,
+    "masked/6x1024/4096x4096": 1251, "masked/6x1024/4096x2048": 1121,
     "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 102,
     "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95,
-    "masked/6x20/6144x7168": 99, "masked/6x20/7168x3072": 86,
+    "masked/6x20/6144x7168": 99, "masked/6x20/7168x3072": 85,
     "masked/6x20/4096x4096": 78, "masked/6x20/4096x2048": 65,
 }
 DEEPGEMM_GROUPED_KERNEL = {
-    "contiguous/4x8192/6144x7168": 1423, "contiguous/4x8192/7168x3072": 1366,
-    "contiguous/4x8192/4096x4096": 1361, "contiguous/4x8192/4096x2048": 1304,
-    "contiguous/8x4096/6144x7168": 1404, "contiguous/8x4096/7168x3072": 1352,
-    "contiguous/8x4096/4096x4096": 1350, "contiguous/8x4096/4096x2048": 1280,
-    "masked/32x192/6144x7168": 889, "masked/32x192/7168x3072": 813,
-    "masked/32x192/4096x4096": 824, "masked/32x192/4096x2048": 748,
-    "masked/6x1024/6144x7168": 1319, "masked/6x1024/7168x3072": 1284,
-    "masked/6x1024/4096x4096": 1253, "masked/6x1024/4096x2048": 1141,
-    "masked/32x20/6144x7168": 111, "masked/32x20/7168x3072": 103,
+    "contiguous/4x8192/6144x7168": 1468, "contiguous/4x8192/7168x3072": 1406,
+    "contiguous/4x8192/4096x4096": 1404, "contiguous/4x8192/4096x2048": 1325,
+    "contiguous/8x4096/6144x7168": 1451, "contiguous/8x4096/7168x3072": 1394,
+    "contiguous/8x4096/4096x4096": 1385, "contiguous/8x4096/4096x2048": 1307,
+    "masked/32x192/6144x7168": 893, "masked/32x192/7168x3072": 820,
+    "masked/32x192/4096x4096": 825, "masked/32x192/4096x2048": 745,
+    "masked/6x1024/6144x7168": 1346, "masked/6x1024/7168x3072": 1297,
+    "masked/6x1024/4096x4096": 1265, "masked/6x1024/4096x2048": 1147,
+    "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 103,
     "masked/32x20/4096x4096": 104, "masked/32x20/4096x2048": 97,
     "masked/6x20/6144x7168": 101, "masked/6x20/7168x3072": 88,
-    "masked/6x20/4096x4096": 81, "masked/6x20/4096x2048": 70,
+    "masked/6x20/4096x4096": 82, "masked/6x20/4096x2048": 71,
 }
 DEEPGEMM_GROUPED_GBPS = {
-    "contiguous/4x8192/6144x7168": 397, "contiguous/4x8192/7168x3072": 622,
-    "contiguous/4x8192/4096x4096": 578, "contiguous/4x8192/4096x2048": 868,
-    "contiguous/8x4096/6144x7168": 478, "contiguous/8x4096/7168x3072": 694,
-    "contiguous/8x4096/4096x4096": 651, "contiguous/8x4096/4096x2048": 930,
-    "masked/32x192/6144x7168": 2510, "masked/32x192/7168x3072": 2434,
-    "masked/32x192/4096x4096": 2425, "masked/32x192/4096x2048": 2364,
-    "masked/6x1024/6144x7168": 925, "masked/6x1024/7168x3072": 1111,
-    "masked/6x1024/4096x4096": 1045, "masked/6x1024/4096x2048": 1216,
-    "masked/32x20/6144x7168": 2852, "masked/32x20/7168x3072": 2660,
-    "masked/32x20/4096x4096": 2682, "masked/32x20/4096x2048": 2503,
-    "masked/6x20/6144x7168": 2520, "masked/6x20/7168x3072": 2198,
-    "masked/6x20/4096x4096": 2007, "masked/6x20/4096x2048": 1682,
+    "contiguous/4x8192/6144x7168": 410, "contiguous/4x8192/7168x3072": 637,
+    "contiguous/4x8192/4096x4096": 595, "contiguous/4x8192/4096x2048": 883,
+    "contiguous/8x4096/6144x7168": 493, "contiguous/8x4096/7168x3072": 715,
+    "contiguous/8x4096/4096x4096": 670, "contiguous/8x4096/4096x2048": 947,
+    "masked/32x192/6144x7168": 2526, "masked/32x192/7168x3072": 2452,
+    "masked/32x192/4096x4096": 2440, "masked/32x192/4096x2048": 2368,
+    "masked/6x1024/6144x7168": 941, "masked/6x1024/7168x3072": 1126,
+    "masked/6x1024/4096x4096": 1060, "masked/6x1024/4096x2048": 1223,
+    "masked/32x20/6144x7168": 2852, "masked/32x20/7168x3072": 2658,
+    "masked/32x20/4096x4096": 2681, "masked/32x20/4096x2048": 2503,
+    "masked/6x20/6144x7168": 2522, "masked/6x20/7168x3072": 2189,
+    "masked/6x20/4096x4096": 1987, "masked/6x20/4096x2048": 1686,
 }
 # Its GB/s by the kernel alone: the same bytes over the kernel's time, from its two TFLOPS figures.
 DEEPGEMM_GROUPED_GBPS_KERNEL = {
@@ -477,7 +477,7 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
     out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, on the committed run's machine right after "
-            "it (2026-11-26), events, 8 GiB flush, median of 30 ([method.md](method.md))"
+            "it (2026-11-27), events, 8 GiB flush, median of 30 ([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
@@ -796,7 +796,7 @@ def chapters_block(run, chapter_dirs):
               ("cublasLt-scalar", "cuBLASLt per-tensor, this run")) if p in t]
     for name, figures in DEEPGEMM.items():
         small = figures[SMALL_HEADLINE] * 1000 * bytes_per_flop(SMALL_HEADLINE)
-        peers.append((f"{RELEASE_NAMES[name]}, measured 2026-11-26 ([method](docs/method.md))",
+        peers.append((f"{RELEASE_NAMES[name]}, measured 2026-11-27 ([method](docs/method.md))",
                       figures[HEADLINE], small))
     for name, big, small in peers:
         lines.append(f"| | peer | {name} | {fmt(big)} | | {fmt(small)} |")
