@@ -12,7 +12,9 @@
 namespace ch15 {
 
 // One panel: D's rows (in 64-row boxes) by its column tiles, each work drawn where its rows lie,
-// coloured by group, labelled with the CTA that takes it and its place in that CTA's walk.
+// coloured by group, labelled with the CTA that takes it and its place in that CTA's walk. Paired
+// (p.paired), `ctas` CTAs are ctas / 2 clusters: a work is labelled with its cluster, the CTA's
+// rank (a or b) and its step, and `*` where the pair shares B.
 inline double draw_layout(gemm::Svg& svg, double y, const SchedulerParams& p,
                           const std::vector<int>& m_indices, const std::vector<int>& masked_m,
                           int ctas, const std::string& title, const std::string& note) {
@@ -38,8 +40,10 @@ inline double draw_layout(gemm::Svg& svg, double y, const SchedulerParams& p,
     for (int n = 0; n < p.tiles_n; ++n)
       svg.cell(x0 + n * box_w, y + b * box_h, box_w, box_h, 6, "");
   }
-  for (int cta = 0; cta < ctas; ++cta) {
-    GroupedScheduler s(p, m_indices.data(), masked_m.data(), cta, ctas);
+  const int walkers = p.paired ? ctas / 2 * 2 : ctas;
+  for (int cta = 0; cta < walkers; ++cta) {
+    const int cluster = p.paired ? cta / 2 : cta, stride = p.paired ? ctas / 2 : ctas;
+    GroupedScheduler s(p, m_indices.data(), masked_m.data(), cluster, stride, cta % 2);
     int order = 0;
     for (Work w; s.next(w); ++order) {
       const int subtile_rows = p.block_m == 256 ? 128 : p.block_m;
@@ -48,7 +52,11 @@ inline double draw_layout(gemm::Svg& svg, double y, const SchedulerParams& p,
         if (r >= w.rows) break;  // no box past the work's rows is stored
         const int b = int((w.row0 + r) / 64);
         char label[32];
-        std::snprintf(label, sizeof label, "%s c%d.%d", w.group < 0 ? "0s" : "", cta, order);
+        if (p.paired)
+          std::snprintf(label, sizeof label, "k%d%c.%d%s", cluster, cta % 2 ? 'b' : 'a', order,
+                        w.shared ? "*" : "");
+        else
+          std::snprintf(label, sizeof label, "%s c%d.%d", w.group < 0 ? "0s" : "", cta, order);
         svg.cell(x0 + w.n_block * box_w, y + b * box_h, box_w, box_h, w.group < 0 ? 7 : w.group % 6,
                  label);
       }
@@ -95,6 +103,20 @@ inline void draw_schedule(const std::string& path) {
   y = draw_layout(svg, y, m, {}, counts, 5,
                   "masked: max_m 256, masked_m = 150, 0, 40, 256; 128 x 128 tiles; 5 CTAs",
                   "group by group, M fastest inside a group; an empty group has no tile");
+  // Masked in pairs: max_m 384 with 300, 0, 130 and 256 rows; 128 x 192 tiles, 3 columns.
+  const std::vector<int> paired_counts = {300, 0, 130, 256};
+  SchedulerParams q = m;
+  q.groups = int(paired_counts.size());
+  q.m = 384;
+  q.block_n = 192;
+  q.tiles_m = 3;
+  q.tiles_n = 3;
+  q.paired = true;
+  y = draw_layout(svg, y, q, {}, paired_counts, 6,
+                  "masked in pairs: max_m 384, masked_m = 300, 0, 130, 256; 128 x 192 tiles; 3 "
+                  "clusters of 2 (kNa, kNb)",
+                  "*: the pair's two m-blocks share B; group 0's third m-blocks pair across two "
+                  "columns, the last one with a phantom");
   svg.save(path, 720, y, 9);
 }
 
