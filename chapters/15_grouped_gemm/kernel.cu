@@ -464,7 +464,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
 
       // The K loop, once per value num_former_iters can take for this BLOCK_N, and twice for each
       // (chapter 06): for a work whose sub-tiles all compute, and for the others. A work of padding
-      // rows has none: no K loop, and its zeros are stored.
+      // rows has none, without pairs: no K loop, and its zeros are stored.
       const bool all_live = sub_begin == 0 && live_end == kSubtiles;
       if (kPaired || work.group >= 0)
         dispatch_k_loop<
