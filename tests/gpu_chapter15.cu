@@ -5,6 +5,7 @@
 // the device reported and skipped; and the refusals that come before any launch.
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -306,8 +307,13 @@ TEST(Chapter15, GraphReplaysWithNewCounts) {
   const Checked c = make_checked(Layout::Masked, largest, 1168, 640, testing::test_seed(), 256);
   const ch15::GroupedDeviceProblem dev(c.host);
   const Stream stream;
-  // expected_m 64: 64-row tiles; 0 (max_m, 256): the rule's tile for 256 rows.
-  for (const int64_t expected_m : {64, 0}) {
+  // expected_m 64: 64-row tiles; 0 (max_m, 256): the rule's tile for 256 rows; and 128 x 192 tiles
+  // in pairs sharing B (CH15_PAIRS=on).
+  for (const auto& [expected_m, pairs] :
+       {std::pair<int64_t, bool>{64, false}, {0, false}, {0, true}}) {
+    std::optional<TileOverride> tile;
+    std::optional<PairsOverride> paired;
+    if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace(true);
     ch15::GroupedArgs args = dev.args();
     args.expected_m = expected_m;
     const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
@@ -497,7 +503,7 @@ TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
 }
 
 // Pairs and the device-side contract: a bad group index (the block not stored), a bad count (the
-// group not stored), each reported; and a graph replayed with new counts.
+// group not stored), each reported. (A graph replayed with pairs: GraphReplaysWithNewCounts.)
 TEST(Chapter15, PairsKeepTheContract) {
   SKIP_WITHOUT_HOPPER();
   uint64_t seed = testing::test_seed();
@@ -532,42 +538,6 @@ TEST(Chapter15, PairsKeepTheContract) {
     expect_d(c, dev.download_d(), what, e);
   }
   expect_a_good_run(seed * 31, "pairs with bad inputs");
-
-  const std::vector<std::vector<int64_t>> replays = {
-      {200, 0, 130, 64, 1, 0}, {17, 129, 1, 0, 3, 0}, {256, 65, 128, 255, 0, 129}};
-  std::vector<int64_t> largest(replays[0].size(), 0);
-  for (const auto& counts : replays)
-    for (size_t g = 0; g < counts.size(); ++g) largest[g] = std::max(largest[g], counts[g]);
-  const Checked c = make_checked(Layout::Masked, largest, 1168, 640, ++seed, 256);
-  const ch15::GroupedDeviceProblem dev(c.host);
-  const ch15::GroupedArgs args = dev.args();
-  const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
-  const Stream stream;
-  dev.poison(stream.s);
-  ch15::gemm(args, stream.s);  // the first launch outside the graph
-  CUDA_CHECK(cudaStreamSynchronize(stream.s));
-  Graph graph;
-  CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
-  try {
-    ch15::gemm(args, stream.s);
-  } catch (const std::exception& e) {
-    cudaStreamEndCapture(stream.s, &graph.graph);
-    cudaGetLastError();
-    FAIL() << what << ": ch15::gemm while capturing: " << e.what();
-  }
-  CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph.graph));
-  CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
-  for (size_t replay = 0; replay < replays.size(); ++replay) {
-    const std::vector<int> counts(replays[replay].begin(), replays[replay].end());
-    CUDA_CHECK(cudaMemcpy(dev.masked_m(), counts.data(), counts.size() * sizeof(int),
-                          cudaMemcpyHostToDevice));
-    dev.poison(stream.s);
-    CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.s));
-    ch15::check_status(args.status, stream.s);
-    Expected e;
-    e.counts = replays[replay];
-    expect_d(c, dev.download_d(), what + ", graph replay " + std::to_string(replay), e);
-  }
 }
 
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole
