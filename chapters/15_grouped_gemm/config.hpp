@@ -164,11 +164,11 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
 }
 
 // Pairs sharing B: masked, with the 128 x 192 tile, where one group's B is more than 32 MB (N x K >
-// 2^25 bytes of fp8). Measured (H100, 2026-11-27, CH15_PAIRS=on against off, 128 x 192 forced:
-// NOTES.md, section 11): masked 6 x 1024 rows 2.9% faster at 6144 x 7168, level at 7168 x 3072
-// and 4096 x 4096, 2.3% slower at 4096 x 2048; 32 x 192 rows 2.5% faster at 6144 x 7168 and 1.5%
-// to 3.2% slower at the other three; contiguous 4 x 8192 and 8 x 4096 level to 1.3% slower at all
-// four (N, K).
+// 2^25 bytes of fp8). Measured (H100, 2026-11-27, CH15_PAIRS=on against off, 128 x 192 forced,
+// means of two runs: NOTES.md, section 11): masked 6 x 1024 rows 3.0% faster at 6144 x 7168, level
+// at 7168 x 3072 and 4096 x 4096, 2.4% slower at 4096 x 2048; 32 x 192 rows 3.4% faster at
+// 6144 x 7168 and 1.6% to 3.2% slower at the other three; contiguous 4 x 8192 and 8 x 4096 from
+// 1.1% slower to 0.5% faster.
 inline bool pairs_for(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms) {
   return g.layout == Layout::Masked && t == kPairedTile &&
          g.shape.n * g.shape.k > (int64_t(1) << 25) && num_sms >= 2;
