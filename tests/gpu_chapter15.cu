@@ -384,23 +384,29 @@ const std::vector<int64_t> kBadIndexRows = {130, 50, 128, 1};
 // A 128-row block whose first index is outside [-1, G): kBadGroupIndex, the block not stored, the
 // other groups right. Tiles of 128 and 256 rows: with 64-row tiles the scheduler reads the first
 // index of each 64-row box, so only the first half of such a block is skipped (scheduler.hpp).
+// And 128 x 192 in pairs sharing B (CH15_PAIRS=on), where the bad block becomes a phantom.
 TEST(Chapter15, BadGroupIndexSkipsItsBlock) {
   SKIP_WITHOUT_HOPPER();
   uint64_t seed = testing::test_seed();
-  for (const int block_m : {128, 256}) {
-    // The first block of group 1 (rows 256-383), the second block of group 0 (rows 128-255).
-    for (const int64_t block_row : {256, 128}) {
+  for (const auto& [block_m, pairs] :
+       {std::pair<int, bool>{128, false}, {256, false}, {128, true}}) {
+    // The first block of group 1 (rows 256-383), the second block of group 0 (rows 128-255), and
+    // group 3's only block (rows 512-639: the last pair's first CTA, its partner a phantom).
+    for (const int64_t block_row : {256, 128, 512}) {
       for (const int bad : {999, -2}) {
         const Checked c = make_checked(Layout::Contiguous, kBadIndexRows, 528, 512, ++seed);
         ASSERT_EQ(c.host.shape.m, 640);
         const ch15::GroupedDeviceProblem dev(c.host);
         const ch15::GroupedArgs args = dev.args();
-        const std::string what = c.what + ", BLOCK_M " + std::to_string(block_m) + ", row " +
-                                 std::to_string(block_row) + " indexed " + std::to_string(bad);
+        const std::string what = c.what + ", BLOCK_M " + std::to_string(block_m) +
+                                 (pairs ? " in pairs" : "") + ", row " + std::to_string(block_row) +
+                                 " indexed " + std::to_string(bad);
         CUDA_CHECK(
             cudaMemcpy(dev.m_indices() + block_row, &bad, sizeof bad, cudaMemcpyHostToDevice));
         {
-          const TileOverride force(block_m, 0);
+          const TileOverride force(block_m, pairs ? ch15::kPairedTile.block_n : 0);
+          std::optional<PairsOverride> paired;
+          if (pairs) paired.emplace(true);
           dev.poison();
           ch15::gemm(args, nullptr);
         }
@@ -441,29 +447,36 @@ TEST(Chapter15, BadRowIndexIsZeroed) {
   }
 }
 
-// masked_m[g] outside [0, max_m]: kBadMaskedM, group g untouched, the other groups right.
+// masked_m[g] outside [0, max_m]: kBadMaskedM, group g untouched, the other groups right; with the
+// rule's tile, and with 128 x 192 in pairs sharing B (CH15_PAIRS=on).
 TEST(Chapter15, BadMaskedMSkipsItsGroup) {
   SKIP_WITHOUT_HOPPER();
   uint64_t seed = testing::test_seed();
   const std::vector<int64_t> rows = {100, 1, 257, 64};
-  for (const int group : {0, 2, 3}) {
-    for (const int bad : {320 + 1, -1}) {
-      const Checked c = make_checked(Layout::Masked, rows, 528, 512, ++seed, 320);
-      ASSERT_EQ(c.host.shape.m, 320);
-      const ch15::GroupedDeviceProblem dev(c.host);
-      const ch15::GroupedArgs args = dev.args();
-      const std::string what =
-          c.what + ", masked_m[" + std::to_string(group) + "] = " + std::to_string(bad);
-      CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
-      dev.poison();
-      ch15::gemm(args, nullptr);
-      expect_status(args, ch15::kBadMaskedM, what);
-      Expected e;
-      e.untouched = {{int64_t(group) * 320, int64_t(group + 1) * 320}};
-      expect_d(c, dev.download_d(), what, e);
-      expect_a_good_run(seed * 31, what);
+  for (const bool pairs : {false, true})
+    for (const int group : {0, 2, 3}) {
+      for (const int bad : {320 + 1, -1}) {
+        const Checked c = make_checked(Layout::Masked, rows, 528, 512, ++seed, 320);
+        ASSERT_EQ(c.host.shape.m, 320);
+        const ch15::GroupedDeviceProblem dev(c.host);
+        const ch15::GroupedArgs args = dev.args();
+        const std::string what = c.what + (pairs ? ", in pairs" : "") + ", masked_m[" +
+                                 std::to_string(group) + "] = " + std::to_string(bad);
+        CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
+        {
+          std::optional<TileOverride> tile;
+          std::optional<PairsOverride> paired;
+          if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace(true);
+          dev.poison();
+          ch15::gemm(args, nullptr);
+        }
+        expect_status(args, ch15::kBadMaskedM, what);
+        Expected e;
+        e.untouched = {{int64_t(group) * 320, int64_t(group + 1) * 320}};
+        expect_d(c, dev.download_d(), what, e);
+        expect_a_good_run(seed * 31, what);
+      }
     }
-  }
 }
 
 // Pairs sharing B (128 x 192 tiles, CH15_PAIRS=on): against the reference, and every bit of D (the
@@ -500,44 +513,6 @@ TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
         expect_d(c, paired, what);
         EXPECT_EQ(count_bit_differences(paired, unpaired), 0) << what << ": against no pairs";
       }
-}
-
-// Pairs and the device-side contract: a bad group index (the block not stored), a bad count (the
-// group not stored), each reported. (A graph replayed with pairs: GraphReplaysWithNewCounts.)
-TEST(Chapter15, PairsKeepTheContract) {
-  SKIP_WITHOUT_HOPPER();
-  uint64_t seed = testing::test_seed();
-  const TileOverride force(ch15::kPairedTile);
-  const PairsOverride on(true);
-  for (const int64_t block_row : {256, 128, 512}) {
-    const Checked c = make_checked(Layout::Contiguous, kBadIndexRows, 1168, 512, ++seed);
-    const ch15::GroupedDeviceProblem dev(c.host);
-    const ch15::GroupedArgs args = dev.args();
-    const int bad = 999;
-    const std::string what = c.what + ", pairs, row " + std::to_string(block_row) + " indexed 999";
-    CUDA_CHECK(cudaMemcpy(dev.m_indices() + block_row, &bad, sizeof bad, cudaMemcpyHostToDevice));
-    dev.poison();
-    ch15::gemm(args, nullptr);
-    expect_status(args, ch15::kBadGroupIndex, what);
-    Expected e;
-    e.untouched = {{block_row, block_row + 128}};
-    expect_d(c, dev.download_d(), what, e);
-  }
-  for (const int group : {0, 2}) {
-    const Checked c = make_checked(Layout::Masked, {100, 1, 257, 64}, 1168, 512, ++seed, 320);
-    const ch15::GroupedDeviceProblem dev(c.host);
-    const ch15::GroupedArgs args = dev.args();
-    const int bad = -1;
-    const std::string what = c.what + ", pairs, masked_m[" + std::to_string(group) + "] = -1";
-    CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
-    dev.poison();
-    ch15::gemm(args, nullptr);
-    expect_status(args, ch15::kBadMaskedM, what);
-    Expected e;
-    e.untouched = {{int64_t(group) * 320, int64_t(group + 1) * 320}};
-    expect_d(c, dev.download_d(), what, e);
-  }
-  expect_a_good_run(seed * 31, "pairs with bad inputs");
 }
 
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole

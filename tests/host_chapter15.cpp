@@ -141,13 +141,14 @@ std::vector<std::vector<int64_t>> rows_lists() {
   return lists;
 }
 
-// The scheduler's parameters as the launch makes them (config.hpp), for N and a compiled tile.
-SchedulerParams params(const Groups& g, int64_t n, ch15::Tile t) {
+// The scheduler's parameters as the launch makes them (config.hpp), for N and a compiled tile (in
+// pairs: the 128 x 192 tile).
+SchedulerParams params(const Groups& g, int64_t n, ch15::Tile t, bool paired = false) {
   ch15::GroupedShape s;
   s.layout = g.layout;
   s.groups = g.groups();
   s.shape = {g.m, n, 128};
-  return ch15::make_config(s, t).scheduler;
+  return ch15::make_config(s, t, gemm::kH100Sms, paired).scheduler;
 }
 
 // Every CTA's walk: first = cta, stride = ctas.
@@ -709,11 +710,7 @@ TEST(Chapter15, PairsWalkInStepAndCoverEveryBoxOnce) {
     for (const Layout layout : {Layout::Contiguous, Layout::Masked}) {
       const Groups g = layout == Layout::Contiguous ? contiguous(rows, &rng) : masked(rows, 64);
       for (const int64_t n : {192, 384, 1152, 1168}) {
-        ch15::GroupedShape s;
-        s.layout = layout;
-        s.groups = g.groups();
-        s.shape = {g.m, n, 128};
-        const SchedulerParams p = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+        const SchedulerParams p = params(g, n, ch15::kPairedTile, true);
         ASSERT_TRUE(p.paired);
         for (const int clusters : {1, 3, 66}) {
           Failures f;
@@ -746,11 +743,7 @@ TEST(Chapter15, PairsWalkInStepAndCoverEveryBoxOnce) {
 TEST(Chapter15, PairsSkipBadIndicesAndCounts) {
   Groups c =
       contiguous({130, 50, 128, 1});  // m-blocks 0-1 group 0, 2 group 1, 3 group 2, 4 group 3
-  ch15::GroupedShape s;
-  s.layout = Layout::Contiguous;
-  s.groups = c.groups();
-  s.shape = {c.m, 1168, 128};
-  const SchedulerParams pc = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+  const SchedulerParams pc = params(c, 1168, ch15::kPairedTile, true);
   for (const int block : {1, 2, 4}) {
     Groups bad = c;
     bad.m_indices[size_t(block * 128)] = 99;
@@ -765,10 +758,7 @@ TEST(Chapter15, PairsSkipBadIndicesAndCounts) {
     EXPECT_EQ(stored, 0) << "block " << block;
   }
   Groups m = masked({100, 1, 257, 64});
-  s.layout = Layout::Masked;
-  s.groups = m.groups();
-  s.shape = {m.m, 1168, 128};
-  const SchedulerParams pm = ch15::make_config(s, ch15::kPairedTile, 132, true).scheduler;
+  const SchedulerParams pm = params(m, 1168, ch15::kPairedTile, true);
   for (const int group : {0, 2, 3}) {
     Groups bad = m;
     bad.masked_m[size_t(group)] = -1;

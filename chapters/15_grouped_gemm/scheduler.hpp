@@ -149,17 +149,21 @@ class GroupedScheduler {
     return false;
   }
 
+  // Masked: group_'s count, and its rows of tiles, ceil(count / BLOCK_M); 0 for a count outside
+  // [0, max_m], whose group is then skipped (its bit raised once, however often this is asked).
+  GEMM_HOST_DEVICE int group_tiles_m(int& count) {
+    count = read(masked_m_, group_);
+    const bool bad = count < 0 || count > p_.m;
+    if (bad && !counted_) status_ |= kBadMaskedM;
+    counted_ = true;
+    return bad ? 0 : (count + p_.block_m - 1) / p_.block_m;
+  }
+
   // Masked: group by group, ceil(masked_m[g] / BLOCK_M) x tiles_n tiles each, M fastest.
   GEMM_HOST_DEVICE bool next_masked(Work& w) {
     while (group_ < p_.groups) {
-      const int count = read(masked_m_, group_);
-      int tiles_m = 0;
-      if (count < 0 || count > p_.m) {
-        if (!counted_) status_ |= kBadMaskedM;  // the group is skipped
-      } else {
-        tiles_m = (count + p_.block_m - 1) / p_.block_m;
-      }
-      counted_ = true;
+      int count = 0;
+      const int tiles_m = group_tiles_m(count);
       const int64_t tiles = int64_t(tiles_m) * p_.tiles_n;
       if (tile_ < base_ + tiles) {
         const int64_t inside = tile_ - base_;
@@ -219,14 +223,8 @@ class GroupedScheduler {
   // phantom is that of an odd T and an odd tiles_n.
   GEMM_HOST_DEVICE bool next_masked_paired(Work& w) {
     while (group_ < p_.groups) {
-      const int count = read(masked_m_, group_);
-      int tiles_m = 0;
-      if (count < 0 || count > p_.m) {
-        if (!counted_) status_ |= kBadMaskedM;  // the group is skipped by both CTAs
-      } else {
-        tiles_m = (count + p_.block_m - 1) / p_.block_m;
-      }
-      counted_ = true;
+      int count = 0;
+      const int tiles_m = group_tiles_m(count);  // a bad count: skipped by both CTAs
       const int half = tiles_m / 2, odd = tiles_m % 2;
       const int segment = 2 * half + odd;  // pairs per two n-blocks
       const int64_t pairs =
