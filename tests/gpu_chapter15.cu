@@ -91,9 +91,10 @@ Checked make_checked(Layout layout, const std::vector<int64_t>& rows, int64_t n,
 }
 
 // What a run should leave in D beyond the contract's default (grouped.hpp: every valid row its
-// product; contiguous padding rows zeros; masked rows from masked_m[g] to the next multiple of 64
-// zeros, the rest untouched).
+// product; contiguous padding rows zeros; masked rows from masked_m[g] to the next multiple of the
+// store box's rows zeros, the rest untouched).
 struct Expected {
+  int box_rows = 0;  // the rows of D's store box; 0: the rule's (ch15::box_rows_for)
   std::vector<int64_t> counts;                         // masked: the counts the kernel read, if
                                                        // not the problem's rows
   std::vector<std::pair<int64_t, int64_t>> untouched;  // rows of D skipped: still poison
@@ -121,9 +122,11 @@ void expect_d(const Checked& c, const std::vector<uint16_t>& d, const std::strin
     for (int g = 0; g < h.groups; ++g) {
       const int64_t count = e.counts.empty() ? h.rows[size_t(g)] : e.counts[size_t(g)];
       ASSERT_LE(count, h.rows[size_t(g)]) << what << ": no reference for so many rows";
+      const int64_t box = e.box_rows > 0 ? e.box_rows
+                                         : ch15::box_rows_for({h.layout, h.groups, h.shape, 0});
       for (int64_t i = 0; i < h.shape.m; ++i) {
         const int64_t r = int64_t(g) * h.shape.m + i;
-        kind[size_t(r)] = i < count ? kProduct : i < (count + 63) / 64 * 64 ? kZero : kPoison;
+        kind[size_t(r)] = i < count ? kProduct : i < (count + box - 1) / box * box ? kZero : kPoison;
         group[size_t(r)] = g;
         in_group[size_t(r)] = i;
       }
@@ -513,6 +516,52 @@ TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
         expect_d(c, paired, what);
         EXPECT_EQ(count_bit_differences(paired, unpaired), 0) << what << ": against no pairs";
       }
+}
+
+// CH15_BOX_ROWS ("32" or "64") for the lifetime of the object, as TileOverride.
+class BoxRowsOverride {
+ public:
+  explicit BoxRowsOverride(int rows) { setenv("CH15_BOX_ROWS", std::to_string(rows).c_str(), 1); }
+  ~BoxRowsOverride() { unsetenv("CH15_BOX_ROWS"); }
+  BoxRowsOverride(const BoxRowsOverride&) = delete;
+  BoxRowsOverride& operator=(const BoxRowsOverride&) = delete;
+};
+
+// The boxes of A and D (CH15_BOX_ROWS): masked groups whose counts fall on either side of 32 and
+// 64 (1, 20, 31, 32, 33, 63, 64, 65, 100 rows, and an empty group), with 64-row tiles (where A
+// moves in one or two 32-row boxes) and 128-row ones (D only). With 32 and with 64 rows, every
+// element as the contract says for that box (zeros up to the next multiple of it, the rest still
+// poison), and the products bit for bit the same.
+TEST(Chapter15, BoxesOf32And64RowsAgree) {
+  SKIP_WITHOUT_HOPPER();
+  uint64_t seed = testing::test_seed();
+  const std::vector<int64_t> rows = {1, 20, 31, 32, 0, 33, 63, 64, 65, 100};
+  for (const int block_m : {64, 128})
+    for (const int64_t n : {264, 1168}) {
+      const TileOverride tile(block_m, 0);
+      const Checked c = make_checked(Layout::Masked, rows, n, 640, ++seed, 192);
+      const ch15::GroupedDeviceProblem dev(c.host);
+      const ch15::GroupedArgs args = dev.args();
+      std::vector<uint16_t> d[2];
+      for (const int box : {32, 64}) {
+        const BoxRowsOverride force(box);
+        const std::string config = ch15::describe_config(args);
+        EXPECT_NE(config.find("boxes of " + std::to_string(box) + " rows"), std::string::npos)
+            << config;
+        d[box / 64] = run(dev, args);
+        Expected e;
+        e.box_rows = box;
+        expect_d(c, d[box / 64], c.what + " (" + config + ")", e);
+      }
+      int64_t differ = 0;
+      for (int g = 0; g < c.host.groups; ++g)
+        for (int64_t i = 0; i < c.host.rows[size_t(g)]; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t at = size_t((int64_t(g) * c.host.shape.m + i) * n + j);
+            differ += d[0][at] != d[1][at];
+          }
+      EXPECT_EQ(differ, 0) << c.what << ", BLOCK_M " << block_m << ": 32-row against 64-row boxes";
+    }
 }
 
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole

@@ -983,11 +983,33 @@ TEST(Chapter15, OverridesRefuseBadText) {
   EXPECT_THROW(ch15::choose_config(s, 1, "128", "192", "on"), gemm::UnsupportedError);
   EXPECT_TRUE(ch15::choose_config(s, gemm::kH100Sms, "128", "192", "on").scheduler.paired);
   EXPECT_FALSE(ch15::choose_config(s, gemm::kH100Sms, "128", "192", "off").scheduler.paired);
+  // CH15_BOX_ROWS: "32" or "64"; nullptr or "" leaves the rule's.
+  const ch15::Config chosen = ch15::choose_config(s);
+  for (const char* bad : {"0", "16", "48", "96", "128", "+32", " 32", "32 ", "032", "abc", "3.2e1"})
+    EXPECT_THROW(ch15::apply_box_rows_override(chosen, bad), gemm::UnsupportedError) << bad;
+  EXPECT_EQ(ch15::apply_box_rows_override(chosen, "32").box_rows, 32);
+  EXPECT_EQ(ch15::apply_box_rows_override(chosen, "64").box_rows, 64);
+  EXPECT_EQ(ch15::apply_box_rows_override(chosen, "").box_rows, chosen.box_rows);
+  EXPECT_EQ(ch15::apply_box_rows_override(chosen, nullptr).box_rows, chosen.box_rows);
   // make_config refuses a tile that has no kernel.
   ch15::GroupedShape g = s;
   EXPECT_THROW(ch15::make_config(g, {256, 64}), gemm::UnsupportedError);
   EXPECT_THROW(ch15::make_config(g, {128, 48}), gemm::UnsupportedError);
   EXPECT_THROW(ch15::make_config(g, {32, 128}), gemm::UnsupportedError);
+}
+
+// The boxes of A and D: 32 rows in the masked layout, whatever the tile; 64 in the contiguous one.
+TEST(Chapter15, MaskedBoxesAre32Rows) {
+  for (const int64_t expected : {1, 20, 64, 192, 1024})
+    for (const ch15::Tile t : ch15::kTiles) {
+      ch15::GroupedShape m{Layout::Masked, 6, {4096, 4096, 2048}, expected};
+      const ch15::Config c = ch15::make_config(m, t, gemm::kH100Sms, t == ch15::kPairedTile);
+      EXPECT_EQ(c.box_rows, 32) << expected << ", " << t.block_m << " x " << t.block_n;
+      EXPECT_NE(ch15::describe(m, c).find("boxes of 32 rows"), std::string::npos);
+      const ch15::GroupedShape k = contiguous_shape(4, 1000, 4096, 2048);
+      EXPECT_EQ(ch15::make_config(k, t).box_rows, 64) << t.block_m << " x " << t.block_n;
+    }
+  EXPECT_EQ(ch15::choose_config(contiguous_shape(8, 4096, 6144, 7168)).box_rows, 64);
 }
 
 TEST(Chapter15, TheTilesAreChapter11sWithoutACluster) {

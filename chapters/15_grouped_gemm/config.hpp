@@ -14,9 +14,12 @@
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
 // by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
 // is expected to be one 64-row tile: then B is a stream, each tile read once.
+// The boxes: masked, A (with 64-row tiles) and D move in boxes of 32 rows, so that a group of a few
+// rows loads and stores one box where a 64-row box was mostly rows past its count (box_rows_for).
 // Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 128
 // rows also 192; with 256 rows, 96 or 128), CH15_EVICT_B (first or normal), CH15_PAIRS (on or
-// off), and at the launch chapter 09's CH09_GROUP (the contiguous tile order).
+// off), CH15_BOX_ROWS (32 or 64), and at the launch chapter 09's CH09_GROUP (the contiguous tile
+// order).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +79,10 @@ struct Config {
   SchedulerParams scheduler;
   int grid = 0;  // persistent CTAs (chapter 09's persistent_grid)
   bool b_evict_first = false;
+  // The rows of D's store box, and of A's load box with 64-row tiles (larger tiles load A in one
+  // box of BLOCK_M rows): 64, or 32 (a 64-row block then moves as one or two boxes, the second only
+  // where the work has rows past its first 32).
+  int box_rows = 64;
 };
 
 // The dense problem the rule is asked about.
@@ -105,6 +112,13 @@ inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
   if (g.layout == Layout::Masked && block_m == 64)
     return ch07::best_block_n_among(kStreamBlockN, dense, block_m, num_sms);
   return ch11::block_n_for(dense, block_m, num_sms);
+}
+
+// The boxes' rows: 32 in the masked layout, whose groups end anywhere (a group of 14 to 26 rows,
+// the benchmark's 32 x 20, loaded 64 rows of A and stored 64 rows of D per tile); 64 in the
+// contiguous one, whose groups fill whole 128-row tiles. Measured: NOTES.md, section 12.
+inline int box_rows_for(const GroupedShape& g) {
+  return g.layout == Layout::Masked ? 32 : 64;
 }
 
 // The configuration for a given tile. Host only.
@@ -160,6 +174,7 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   // level with it or up to 2% faster (H100, 2026-11-26: NOTES.md, "B's L2 policy").
   c.b_evict_first = g.layout == Layout::Masked && t.block_m == 64 &&
                     (g.expected() + t.block_m - 1) / t.block_m == 1;
+  c.box_rows = box_rows_for(g);
   return c;
 }
 
@@ -226,12 +241,24 @@ inline Config apply_evict_b_override(const Config& chosen, const char* text) {
   return c;
 }
 
+// CH15_BOX_ROWS, the environment's override of the boxes' rows: "32" or "64"; nullptr or "" leaves
+// the rule's.
+inline Config apply_box_rows_override(const Config& chosen, const char* text) {
+  if (text == nullptr || *text == '\0') return chosen;
+  const std::string v = text;
+  if (v != "32" && v != "64")
+    throw gemm::UnsupportedError("chapter 15: CH15_BOX_ROWS must be 32 or 64 (got \"" + v + "\")");
+  Config c = chosen;
+  c.box_rows = std::stoi(v);
+  return c;
+}
+
 inline std::string describe(const GroupedShape& g, const Config& c) {
   char buf[512];
   std::snprintf(
       buf, sizeof buf,
       "%s, %d groups, %s %lld, N %lld, K %lld%s: BLOCK_M %d, BLOCK_N %d, %d stages "
-      "(%u bytes of shared memory), %d CTAs over at most %lld tiles%s%s%s",
+      "(%u bytes of shared memory), %d CTAs over at most %lld tiles%s%s%s, boxes of %d rows",
       g.layout == Layout::Contiguous ? "contiguous" : "masked", g.groups,
       g.layout == Layout::Contiguous ? "M" : "max_m", (long long)g.shape.m, (long long)g.shape.n,
       (long long)g.shape.k,
@@ -242,7 +269,7 @@ inline std::string describe(const GroupedShape& g, const Config& c) {
           ? (", chapter 09's order, group " + std::to_string(c.scheduler.order_group)).c_str()
           : ", group by group, M fastest",
       c.b_evict_first ? ", B evict_first" : "",
-      c.scheduler.paired ? ", in pairs sharing B (clusters of 2)" : "");
+      c.scheduler.paired ? ", in pairs sharing B (clusters of 2)" : "", c.box_rows);
   return buf;
 }
 

@@ -14,7 +14,9 @@
 //   its own 128-row half (the K loop's sub-tile test, which chapter 06 wrote for rows past M, now
 //   also skips the other half);
 // - the epilogue zeroes the rows that hold no data of the work's group (contiguous: padding rows;
-//   masked: rows past masked_m), and stores no 64-row box that starts past the group's rows.
+//   masked: rows past masked_m), and stores no box that starts past the group's rows. Masked, the
+//   boxes of D, and of A with 64-row tiles, are 32 rows (config.hpp, box_rows_for): a group of 20
+//   rows moves one box of A and of D per tile, not 64 rows of each.
 // - with 128 x 192 tiles where B is large (config.hpp), the CTAs run in pairs (clusters of two) that
 //   share B: the scheduler hands both CTAs of a cluster one pair of works at a time (scheduler.hpp),
 //   and where the pair has one group and one n-block, the CTA of rank 0 loads B into both (chapter
@@ -211,6 +213,7 @@ struct GroupParams {
   const int* m_indices;
   const int* masked_m;
   uint32_t* status;
+  int box_rows;  // D's store box, and A's load box with 64-row tiles: 32 or 64 rows (Config)
 };
 
 // The work of lane 0, in every lane of the warp (all lanes active).
@@ -347,6 +350,13 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         // the group's K / 128 rows in [G * K / 128, max_m].
         const int32_t sa_column = int32_t(masked ? m0 - int64_t(group) * M : m0);
         const int sa_row0 = masked ? group * num_k_blocks : 0;
+        // A in boxes of a_box rows: with 64-row tiles and 32-row boxes, a second box only where
+        // the work has rows past the first 32. The rows no box loads keep whatever the stage held:
+        // their accumulators are garbage, and the epilogue stores them as zeros (rows past the
+        // work's, as before), or not at all.
+        const int a_box = BLOCK_M == 64 ? groups.box_rows : BLOCK_M;
+        const int a_boxes = BLOCK_M == 64 && work.rows <= a_box ? 1 : BLOCK_M / a_box;
+        const uint32_t a_bytes = uint32_t(a_boxes * a_box * BLOCK_K);
         for (int kb = 0; kb < num_k_blocks; ++kb, ++step, state.advance(kNumStages)) {
           // Wait until the math warpgroups have released this stage (round 0 passes at once).
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
@@ -357,9 +367,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           ptx::cp_async_4(&smem_sb[2 * state.stage + 1], args.sb + scale_b_row_2 + kb);
           ptx::cp_async_mbarrier_arrive_noinc(full_barrier);
           // Arrive and announce the bytes to expect; the copies then count them down.
-          ptx::mbarrier_arrive_expect_tx(full_barrier, kTileBytesA + kTileBytesB + kScaleBytesA);
-          ptx::tma_load_2d(smem_a + state.stage * kTileBytesA, &tensor_map_a, full_barrier,
-                           kb * BLOCK_K, int32_t(m0));
+          ptx::mbarrier_arrive_expect_tx(full_barrier, a_bytes + kTileBytesB + kScaleBytesA);
+          for (int i = 0; i < a_boxes; ++i)
+            ptx::tma_load_2d(smem_a + state.stage * kTileBytesA + i * a_box * BLOCK_K,
+                             &tensor_map_a, full_barrier, kb * BLOCK_K, int32_t(m0 + i * a_box));
           if (kPaired && work.shared) {
             // The pair's B: the whole tile from the CTA of rank 0 into both CTAs, completing each
             // CTA's full barrier with its bytes; the CTA of rank 1 loads none.
@@ -611,20 +622,23 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
-      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), one box per panel; TMA
-      // clips what lies past M or N. No box that starts past the work's rows: in the masked layout
-      // those rows may be the next group's. No wait here: the store runs while the warpgroup
-      // starts the next tile.
+      // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), in boxes of box_rows
+      // rows, one per panel; TMA clips what lies past M or N. No box that starts past the work's
+      // rows: in the masked layout those rows may be the next group's. No wait here: the store
+      // runs while the warpgroup starts the next tile.
       if (t == 0) {
         constexpr int kPanelColumns = Tile::kPanelColumns;
+        const int box_rows = groups.box_rows;
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
-          const int row0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
-          if (sub < mine.sub_begin || sub >= mine.sub_end || row0 >= mine.rows) continue;
+          if (sub < mine.sub_begin || sub >= mine.sub_end) continue;
+          const int block0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+          for (int row0 = block0; row0 < block0 + 64 && row0 < mine.rows; row0 += box_rows) {
 #pragma unroll
-          for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
-            ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
-                              int32_t(n0_mine + p * kPanelColumns), int32_t(m0 + row0));
+            for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
+              ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
+                                int32_t(n0_mine + p * kPanelColumns), int32_t(m0 + row0));
+          }
         }
         ptx::bulk_commit_group();
       }
@@ -648,18 +662,21 @@ void launch_tile(const GroupedArgs& args, const Config& c, cudaStream_t stream) 
   const gemm::Shape& s = args.shape;
   const int64_t rows = args.layout == Layout::Contiguous ? s.m : int64_t(args.groups) * s.m;
   const int64_t scale_rows = (args.layout == Layout::Contiguous ? 1 : args.groups) * s.k_blocks();
-  const CUtensorMap map_a = gemm::make_tensor_map(swizzled_view(rows, s.k, BLOCK_M), args.a);
+  // A's box: BLOCK_M rows, or c.box_rows with 64-row tiles; D's: c.box_rows (config.hpp).
+  const CUtensorMap map_a = gemm::make_tensor_map(
+      swizzled_view(rows, s.k, BLOCK_M == 64 ? uint32_t(c.box_rows) : uint32_t(BLOCK_M)), args.a);
   const CUtensorMap map_b =
       gemm::make_tensor_map(swizzled_view(int64_t(args.groups) * s.n, s.k, BLOCK_N), args.b);
   gemm::TensorMapSpec<2> sa_view = scale_a_view(s, BLOCK_M);  // [K / 128][sa_ld(m)], m contiguous
   sa_view.dims[1] = uint64_t(scale_rows);
   const CUtensorMap map_sa = gemm::make_tensor_map(sa_view, args.sa);
-  const CUtensorMap map_d =
-      gemm::make_tensor_map(d_store_view({rows, s.n, s.k}, Tile::kSpan), args.d);
+  gemm::TensorMapSpec<2> d_view = d_store_view({rows, s.n, s.k}, Tile::kSpan);
+  d_view.box[1] = uint32_t(c.box_rows);
+  const CUtensorMap map_d = gemm::make_tensor_map(d_view, args.d);
   gemm::GemmArgs dense;  // what chapter 12's kernel took: the shape, scale B, the trace
   dense.shape = s;
   dense.sb = args.sb;
-  const GroupParams groups{c.scheduler, args.m_indices, args.masked_m, args.status};
+  const GroupParams groups{c.scheduler, args.m_indices, args.masked_m, args.status, c.box_rows};
   gemm::LaunchConfig launch{dim3(c.grid), Tile::kNumThreads, Tile::kSmemBytes + kWorkRingBytes,
                             stream, kPaired ? 2u : 1u};
   auto* kernel = gemm_kernel<BLOCK_M, BLOCK_N, false, kPaired>;
@@ -803,13 +820,14 @@ GroupedShape grouped_shape(const GroupedArgs& args) {
 }
 
 // The configuration with the environment's overrides: CH15_BLOCK_M, CH15_BLOCK_N, CH15_PAIRS,
-// CH15_EVICT_B, and chapter 09's CH09_GROUP (the contiguous layout's tile order).
+// CH15_EVICT_B, CH15_BOX_ROWS, and chapter 09's CH09_GROUP (the contiguous layout's tile order).
 Config configured(const GroupedArgs& args, int num_sms) {
   Config c = choose_config(grouped_shape(args), num_sms, std::getenv("CH15_BLOCK_M"),
                            std::getenv("CH15_BLOCK_N"), std::getenv("CH15_PAIRS"));
   if (args.layout == Layout::Contiguous)
     c.scheduler.order_group = ch09::group_from_environment(c.scheduler.order_group, "chapter 15");
-  return apply_evict_b_override(c, std::getenv("CH15_EVICT_B"));
+  return apply_box_rows_override(apply_evict_b_override(c, std::getenv("CH15_EVICT_B")),
+                                 std::getenv("CH15_BOX_ROWS"));
 }
 
 }  // namespace
