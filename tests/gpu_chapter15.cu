@@ -94,7 +94,7 @@ Checked make_checked(Layout layout, const std::vector<int64_t>& rows, int64_t n,
 // product; contiguous padding rows zeros; masked rows from masked_m[g] to the next multiple of the
 // store box's rows zeros, the rest untouched).
 struct Expected {
-  int box_rows = 0;  // the rows of D's store box; 0: the rule's (ch15::box_rows_for)
+  int box_rows = 0;  // the rows of D's store box; 0: the configuration's
   std::vector<int64_t> counts;                         // masked: the counts the kernel read, if
                                                        // not the problem's rows
   std::vector<std::pair<int64_t, int64_t>> untouched;  // rows of D skipped: still poison
@@ -122,8 +122,9 @@ void expect_d(const Checked& c, const std::vector<uint16_t>& d, const std::strin
     for (int g = 0; g < h.groups; ++g) {
       const int64_t count = e.counts.empty() ? h.rows[size_t(g)] : e.counts[size_t(g)];
       ASSERT_LE(count, h.rows[size_t(g)]) << what << ": no reference for so many rows";
-      const int64_t box = e.box_rows > 0 ? e.box_rows
-                                         : ch15::box_rows_for({h.layout, h.groups, h.shape, 0});
+      ch15::GroupedArgs shape_only;
+      shape_only.layout = h.layout, shape_only.groups = h.groups, shape_only.shape = h.shape;
+      const int64_t box = e.box_rows > 0 ? e.box_rows : ch15::configuration(shape_only).box_rows;
       for (int64_t i = 0; i < h.shape.m; ++i) {
         const int64_t r = int64_t(g) * h.shape.m + i;
         kind[size_t(r)] = i < count ? kProduct : i < (count + box - 1) / box * box ? kZero : kPoison;

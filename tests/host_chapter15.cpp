@@ -998,17 +998,24 @@ TEST(Chapter15, OverridesRefuseBadText) {
   EXPECT_THROW(ch15::make_config(g, {32, 128}), gemm::UnsupportedError);
 }
 
-// The boxes of A and D: 32 rows in the masked layout, whatever the tile; 64 in the contiguous one.
-TEST(Chapter15, MaskedBoxesAre32Rows) {
+// The boxes of A and D: 32 rows in the masked layout with 64-row tiles; 64 otherwise.
+TEST(Chapter15, MaskedBoxesAre32RowsWith64RowTiles) {
   for (const int64_t expected : {1, 20, 64, 192, 1024})
     for (const ch15::Tile t : ch15::kTiles) {
       ch15::GroupedShape m{Layout::Masked, 6, {4096, 4096, 2048}, expected};
       const ch15::Config c = ch15::make_config(m, t, gemm::kH100Sms, t == ch15::kPairedTile);
-      EXPECT_EQ(c.box_rows, 32) << expected << ", " << t.block_m << " x " << t.block_n;
-      EXPECT_NE(ch15::describe(m, c).find("boxes of 32 rows"), std::string::npos);
+      const int rows = t.block_m == 64 ? 32 : 64;
+      EXPECT_EQ(c.box_rows, rows) << expected << ", " << t.block_m << " x " << t.block_n;
+      EXPECT_NE(ch15::describe(m, c).find("boxes of " + std::to_string(rows) + " rows"),
+                std::string::npos);
       const ch15::GroupedShape k = contiguous_shape(4, 1000, 4096, 2048);
       EXPECT_EQ(ch15::make_config(k, t).box_rows, 64) << t.block_m << " x " << t.block_n;
     }
+  // The benchmark's: 32 at 32 x 20 and 6 x 20 rows (64-row tiles), 64 at the others.
+  for (const int64_t expected : {20, 192, 1024}) {
+    const ch15::GroupedShape m{Layout::Masked, 32, {4096, 6144, 7168}, expected};
+    EXPECT_EQ(ch15::choose_config(m).box_rows, expected == 20 ? 32 : 64) << expected;
+  }
   EXPECT_EQ(ch15::choose_config(contiguous_shape(8, 4096, 6144, 7168)).box_rows, 64);
 }
 

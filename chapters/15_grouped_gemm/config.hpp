@@ -14,7 +14,7 @@
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
 // by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
 // is expected to be one 64-row tile: then B is a stream, each tile read once.
-// The boxes: masked, A (with 64-row tiles) and D move in boxes of 32 rows, so that a group of a few
+// The boxes: masked with 64-row tiles, A and D move in boxes of 32 rows, so that a group of a few
 // rows loads and stores one box where a 64-row box was mostly rows past its count (box_rows_for).
 // Overrides: CH15_BLOCK_M (64, 128 or 256), CH15_BLOCK_N (one of chapter 07's widths; with 128
 // rows also 192; with 256 rows, 96 or 128), CH15_EVICT_B (first or normal), CH15_PAIRS (on or
@@ -114,11 +114,14 @@ inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
   return ch11::block_n_for(dense, block_m, num_sms);
 }
 
-// The boxes' rows: 32 in the masked layout, whose groups end anywhere (a group of 14 to 26 rows,
-// the benchmark's 32 x 20, loaded 64 rows of A and stored 64 rows of D per tile); 64 in the
-// contiguous one, whose groups fill whole 128-row tiles. Measured: NOTES.md, section 12.
-inline int box_rows_for(const GroupedShape& g) {
-  return g.layout == Layout::Masked ? 32 : 64;
+// The boxes' rows: 32 in the masked layout with 64-row tiles, whose groups have a few rows (a group
+// of 14 to 26 rows, the benchmark's 32 x 20, loaded 64 rows of A and stored 64 rows of D per tile);
+// 64 otherwise. Measured (H100, 2026-11-27, CH15_BOX_ROWS=32 against 64, two runs each: NOTES.md,
+// section 12): masked 32 x 20 and 6 x 20 rows 1.7% to 3.6% more GB/s; with larger tiles, where
+// only D's boxes change and a 64-row block takes two stores, 32 x 192 level and 6 x 1024 1% to
+// 4% slower.
+inline int box_rows_for(const GroupedShape& g, Tile t) {
+  return g.layout == Layout::Masked && t.block_m == 64 ? 32 : 64;
 }
 
 // The configuration for a given tile. Host only.
@@ -174,7 +177,7 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   // level with it or up to 2% faster (H100, 2026-11-26: NOTES.md, "B's L2 policy").
   c.b_evict_first = g.layout == Layout::Masked && t.block_m == 64 &&
                     (g.expected() + t.block_m - 1) / t.block_m == 1;
-  c.box_rows = box_rows_for(g);
+  c.box_rows = box_rows_for(g, t);
   return c;
 }
 

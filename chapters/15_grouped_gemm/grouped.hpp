@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <string>
 
+#include "chapters/15_grouped_gemm/config.hpp"
 #include "chapters/15_grouped_gemm/scheduler.hpp"
 #include "common/problem.hpp"
 
@@ -73,7 +74,9 @@ std::string status_message(uint32_t bits);
 // status_message when a bit was set.
 void check_status(uint32_t* status, cudaStream_t stream);
 
-// The configuration the launch takes for args, one line (the binary's --print-config).
+// The configuration the launch takes for args, the environment's overrides included (only the
+// layout, groups, shape and expected_m are read), and in one line (the binary's --print-config).
+Config configuration(const GroupedArgs& args);
 std::string describe_config(const GroupedArgs& args);
 
 }  // namespace ch15

@@ -24,10 +24,6 @@
 #include "common/reference.hpp"
 #include "common/timing.hpp"
 
-namespace ch15 {
-Config configuration(const GroupedArgs& args);  // kernel.cu: the launch's, overrides included
-}  // namespace ch15
-
 namespace ch12 {
 void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  // kernel.cu
 }  // namespace ch12
