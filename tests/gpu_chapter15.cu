@@ -94,7 +94,7 @@ Checked make_checked(Layout layout, const std::vector<int64_t>& rows, int64_t n,
 // product; contiguous padding rows zeros; masked rows from masked_m[g] to the next multiple of the
 // store box's rows zeros, the rest untouched).
 struct Expected {
-  int box_rows = 0;  // the rows of D's store box; 0: the configuration's
+  int box_rows = 0;  // the rows of D's store box; 0: the configuration's for the problem's args
   std::vector<int64_t> counts;                         // masked: the counts the kernel read, if
                                                        // not the problem's rows
   std::vector<std::pair<int64_t, int64_t>> untouched;  // rows of D skipped: still poison
@@ -330,7 +330,10 @@ TEST(Chapter15, GraphReplaysWithNewCounts) {
     dev.poison(stream.s);
     ch15::gemm(args, stream.s);
     ch15::check_status(args.status, stream.s);
-    expect_d(c, dev.download_d(), what + ", launched directly");
+    // The store box of this expected_m's configuration (expect_d's default reads the problem's).
+    Expected direct;
+    direct.box_rows = ch15::configuration(args).box_rows;
+    expect_d(c, dev.download_d(), what + ", launched directly", direct);
 
     Graph graph;
     CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
@@ -351,7 +354,7 @@ TEST(Chapter15, GraphReplaysWithNewCounts) {
       dev.poison(stream.s);
       CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.s));
       ch15::check_status(args.status, stream.s);
-      Expected e;
+      Expected e = direct;
       e.counts = replays[replay];
       expect_d(c, dev.download_d(),
                what + ", graph replay " + std::to_string(replay) + " with counts " +
