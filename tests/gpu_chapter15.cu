@@ -119,15 +119,17 @@ void expect_d(const Checked& c, const std::vector<uint16_t>& d, const std::strin
       if (g >= 0) group[size_t(r)] = g, in_group[size_t(r)] = r - h.first_row[size_t(g)];
     }
   } else {
+    ch15::GroupedArgs shape_only;
+    shape_only.layout = h.layout, shape_only.groups = h.groups, shape_only.shape = h.shape;
+    const int64_t box = e.box_rows > 0 ? e.box_rows : ch15::configuration(shape_only).box_rows;
     for (int g = 0; g < h.groups; ++g) {
       const int64_t count = e.counts.empty() ? h.rows[size_t(g)] : e.counts[size_t(g)];
       ASSERT_LE(count, h.rows[size_t(g)]) << what << ": no reference for so many rows";
-      ch15::GroupedArgs shape_only;
-      shape_only.layout = h.layout, shape_only.groups = h.groups, shape_only.shape = h.shape;
-      const int64_t box = e.box_rows > 0 ? e.box_rows : ch15::configuration(shape_only).box_rows;
       for (int64_t i = 0; i < h.shape.m; ++i) {
         const int64_t r = int64_t(g) * h.shape.m + i;
-        kind[size_t(r)] = i < count ? kProduct : i < (count + box - 1) / box * box ? kZero : kPoison;
+        kind[size_t(r)] = i < count                           ? kProduct
+                          : i < (count + box - 1) / box * box ? kZero
+                                                              : kPoison;
         group[size_t(r)] = g;
         in_group[size_t(r)] = i;
       }

@@ -15,7 +15,8 @@
 // What D holds afterwards:
 // - contiguous: every row of a group, its product; every padding row (m_indices -1), zeros.
 // - masked: group g's rows [0, masked_m[g]), its product; rows from masked_m[g] up to the next
-//   multiple of 64, zeros; the rows after those, untouched (an empty group is not touched at all).
+//   multiple of the store box's rows, zeros (Config::box_rows: 32 with 64-row tiles, else 64;
+//   CH15_BOX_ROWS); the rows after those, untouched (an empty group is not touched at all).
 //
 // m_indices and masked_m live on the GPU, where the kernel reads them (so a CUDA graph can replay
 // the launch with other counts). The host cannot check their values without a synchronisation; the

@@ -58,8 +58,8 @@ inline constexpr uint32_t kBadMaskedM = 4u;     // masked_m[g] outside [0, max_m
 struct Work {
   int group = -1;     // whose B, B scales; -1: padding rows, zeros stored
   int64_t row0 = 0;   // the tile's first row in A and D (masked: g * max_m + the row in the group)
-  int rows = 0;       // rows of the tile that hold data, from row0 (<= BLOCK_M); the loads and
-                      // stores skip boxes at or past it, and the epilogue zeroes rows past it in a box
+  int rows = 0;       // rows of the tile that hold data, from row0 (<= BLOCK_M); loads and stores
+                      // skip boxes at or past it, and the epilogue zeroes rows past it in a box
   int n_block = 0;    // the tile's column of D, in BLOCK_N
   int sub_begin = 0;  // the 128-row halves of a 256-row tile this work computes and stores:
   int sub_end = 1;    //   [sub_begin, sub_end); 0 to 1 below 256 rows
