@@ -117,9 +117,9 @@ inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
 // The boxes' rows: 32 in the masked layout with 64-row tiles, whose groups have a few rows (a group
 // of 14 to 26 rows, the benchmark's 32 x 20, loaded 64 rows of A and stored 64 rows of D per tile);
 // 64 otherwise. Measured (H100, 2026-11-27, CH15_BOX_ROWS=32 against 64, two runs each: NOTES.md,
-// section 12): masked 32 x 20 and 6 x 20 rows 1.7% to 3.6% more GB/s; with larger tiles, where
-// only D's boxes change and a 64-row block takes two stores, 32 x 192 level and 6 x 1024 1% to
-// 4% slower.
+// section 12): masked 32 x 20 and 6 x 20 rows 1.6% to 3.3% more GB/s; with larger tiles, where
+// only D's boxes change and a 64-row block takes two stores, 32 x 192 level and 6 x 1024 0.8% to
+// 4.4% slower.
 inline int box_rows_for(const GroupedShape& g, Tile t) {
   return g.layout == Layout::Masked && t.block_m == 64 ? 32 : 64;
 }
