@@ -28,7 +28,7 @@ using ch15::Layout;
 using ch15::SchedulerParams;
 using ch15::Work;
 
-constexpr int kBox = 64;  // the height of one TMA store box of D (ch15::kMaskedRows)
+constexpr int kBox = 64;  // the tallest TMA store box of D, the walks' unit (ch15::kMaskedRows)
 
 int64_t round_up(int64_t x, int64_t to) {
   return (x + to - 1) / to * to;

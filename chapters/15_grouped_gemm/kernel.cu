@@ -747,7 +747,7 @@ std::string argument_error(const GroupedArgs& args) {
   if (!contiguous && s.m % kMaskedRows != 0)
     return "chapter 15: the masked layout's max_m (" + std::to_string(s.m) +
            ") must be a multiple of " + std::to_string(kMaskedRows) +
-           ", the rows of one store of D, so that no store reaches the next group's rows";
+           ", the most rows one store of D covers, so that no store reaches the next group's rows";
   if (!contiguous && (args.expected_m < 0 || args.expected_m > s.m))
     return "chapter 15: expected_m (" + std::to_string(args.expected_m) +
            ") must be between 0 (meaning max_m) and max_m (" + std::to_string(s.m) + ")";

@@ -44,8 +44,8 @@ namespace ch15 {
 enum class Layout : int { Contiguous = 0, Masked = 1 };
 
 // Contiguous: each group's rows start on a multiple of this (DeepGEMM's alignment); masked: max_m is
-// a multiple of kMaskedRows, the height of one TMA store box of D, so that no store crosses into the
-// next group's rows.
+// a multiple of kMaskedRows, the height of the tallest TMA store box of D (Config::box_rows), so
+// that no store crosses into the next group's rows.
 inline constexpr int kAlignment = 128;
 inline constexpr int kMaskedRows = 64;
 
