@@ -570,32 +570,6 @@ TEST(Chapter15, BoxesOf32And64RowsAgree) {
     }
 }
 
-// 128-row boxes of D (CH15_BOX_ROWS=128: both warpgroups' rows in one store per panel), contiguous,
-// with 128- and 256-row tiles (two-work tiles among them): every element as the contract says, and
-// bit for bit the same as with 64-row boxes.
-TEST(Chapter15, ContiguousBoxesOf128RowsAgree) {
-  SKIP_WITHOUT_HOPPER();
-  uint64_t seed = testing::test_seed();
-  for (const ch15::Tile t : {ch15::Tile{128, 192}, ch15::Tile{128, 64}, ch15::Tile{256, 128}})
-    for (const int64_t n : {264, 1168}) {
-      const TileOverride tile(t);
-      const Checked c = make_checked(Layout::Contiguous, kRaggedRows, n, 640, ++seed);
-      const ch15::GroupedDeviceProblem dev(c.host);
-      const ch15::GroupedArgs args = dev.args();
-      std::vector<uint16_t> d[2];
-      for (const int box : {64, 128}) {
-        const BoxRowsOverride force(box);
-        const std::string config = ch15::describe_config(args);
-        EXPECT_NE(config.find("boxes of " + std::to_string(box) + " rows"), std::string::npos)
-            << config;
-        d[box / 128] = run(dev, args);
-        expect_d(c, d[box / 128], c.what + " (" + config + ")");
-      }
-      EXPECT_EQ(count_bit_differences(d[1], d[0]), 0)
-          << c.what << ", " << tile_text(t) << ": 128-row against 64-row boxes";
-    }
-}
-
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole
 // blocks: refused with UnsupportedError before anything is launched (D still poison).
 TEST(Chapter15, RefusedBeforeLaunch) {

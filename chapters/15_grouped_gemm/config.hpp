@@ -244,19 +244,13 @@ inline Config apply_evict_b_override(const Config& chosen, const char* text) {
   return c;
 }
 
-// CH15_BOX_ROWS, the environment's override of the boxes' rows: "32", "64", or "128" (D only, the
-// two warpgroups' rows in one store: contiguous, with 128- or 256-row tiles, whose 128-row halves
-// never hold two groups' rows); nullptr or "" leaves the rule's.
+// CH15_BOX_ROWS, the environment's override of the boxes' rows: "32" or "64"; nullptr or "" leaves
+// the rule's.
 inline Config apply_box_rows_override(const Config& chosen, const char* text) {
   if (text == nullptr || *text == '\0') return chosen;
   const std::string v = text;
-  if (v != "32" && v != "64" && v != "128")
-    throw gemm::UnsupportedError("chapter 15: CH15_BOX_ROWS must be 32, 64 or 128 (got \"" + v +
-                                 "\")");
-  if (v == "128" && (chosen.scheduler.layout != Layout::Contiguous || chosen.tile.block_m < 128))
-    throw gemm::UnsupportedError(
-        "chapter 15: CH15_BOX_ROWS=128 stores D in 128-row boxes: only in the contiguous layout "
-        "with 128- or 256-row tiles (a masked box could reach the next group's rows)");
+  if (v != "32" && v != "64")
+    throw gemm::UnsupportedError("chapter 15: CH15_BOX_ROWS must be 32 or 64 (got \"" + v + "\")");
   Config c = chosen;
   c.box_rows = std::stoi(v);
   return c;

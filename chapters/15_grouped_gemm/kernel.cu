@@ -575,15 +575,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
       // TMA store (issued at the end of the previous epilogue and left to run during this tile's
       // K loop). The storing thread waits until TMA has read them (nothing to wait for on the
       // first tile), and the named barrier holds the warpgroup's other threads until it has.
-      // With boxes of kSubtileRows (128) rows, both warpgroups' rows go in one store per panel: one
-      // thread stores for both, and the barriers hold all math threads (named barrier 3).
-      const bool whole = kNumMathWarpgroups == 2 && groups.box_rows == kSubtileRows;
-      const int barrier = whole ? 3 : 1 + warpgroup;
-      const int barrier_threads = whole ? kNumMathThreads : ptx::kWarpgroupSize;
-      const bool storer = whole ? threadIdx.x == 0 : t == 0;
       gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceEpilogueBegin, warpgroup, tile_count);
-      if (storer) ptx::bulk_wait_group_read<0>();
-      ptx::named_barrier_sync(barrier, barrier_threads);
+      if (t == 0) ptx::bulk_wait_group_read<0>();
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 1: each warp writes its 16 rows into the shared tile, two 8-column groups (four 8x8 bf16
       // matrices) per stmatrix; register i of the store is accumulators 4j + 2i, 4j + 2i + 1.
       // Sub-tile `sub` is the 64-row block warpgroup + sub * kNumMathWarpgroups of the tile.
@@ -625,25 +619,21 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
         }
       }
       // 2: make the writes visible to the async proxy that TMA reads through, then wait for the
-      // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads), or all eight.
+      // warpgroup's four warps (named barrier 1 + warpgroup; 0 is __syncthreads).
       ptx::fence_proxy_async_shared();
-      ptx::named_barrier_sync(barrier, barrier_threads);
+      ptx::named_barrier_sync(1 + warpgroup, ptx::kWarpgroupSize);
       // 3: the warpgroup's first thread stores its 64 rows (per sub-tile), in boxes of box_rows
       // rows, one per panel; TMA clips what lies past M or N. No box that starts past the work's
       // rows: in the masked layout those rows may be the next group's. No wait here: the store
       // runs while the warpgroup starts the next tile.
-      if (storer) {
+      if (t == 0) {
         constexpr int kPanelColumns = Tile::kPanelColumns;
         const int box_rows = groups.box_rows;
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
           if (sub < mine.sub_begin || sub >= mine.sub_end) continue;
-          // Sub-tile `sub` of this warpgroup, or (whole) of both: rows [128 sub, 128 sub + 128).
-          const int block0 =
-              whole ? sub * kSubtileRows : (warpgroup + sub * kNumMathWarpgroups) * 64;
-          const int block_rows = whole ? kSubtileRows : 64;
-          for (int row0 = block0; row0 < block0 + block_rows && row0 < mine.rows;
-               row0 += box_rows) {
+          const int block0 = (warpgroup + sub * kNumMathWarpgroups) * 64;
+          for (int row0 = block0; row0 < block0 + 64 && row0 < mine.rows; row0 += box_rows) {
 #pragma unroll
             for (int p = 0; p < BLOCK_N / kPanelColumns; ++p)
               ptx::tma_store_2d(&tensor_map_d, smem_d + (p * BLOCK_M + row0) * kSpan,
