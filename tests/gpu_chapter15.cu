@@ -572,6 +572,90 @@ TEST(Chapter15, BoxesOf32And64RowsAgree) {
 
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole
 // blocks: refused with UnsupportedError before anything is launched (D still poison).
+// An environment variable set for the lifetime of the object (nullptr: left unset), as
+// TileOverride.
+class EnvOverride {
+ public:
+  EnvOverride(const char* name, const char* value) : name_(name) {
+    if (value != nullptr) setenv(name, value, 1);
+  }
+  ~EnvOverride() { unsetenv(name_); }
+  EnvOverride(const EnvOverride&) = delete;
+  EnvOverride& operator=(const EnvOverride&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// A fuzz over grouped problems, because the fixed ones above cannot cover every way a group can
+// end: a random layout; 1 to 40 groups (one draw in eight: 41 to 300); rows per group empty, one,
+// at a tile boundary (63 to 257) or uniform up to a random scale; N a multiple of 8 up to 2000, K
+// a multiple of 128 up to 2048 (halved until the CPU reference costs at most 2e8 multiply-adds);
+// masked max_m the default or up to 130 rows past the largest group; and every override the
+// launch reads, drawn: the tile (half the draws the rule's), pairs where the tile allows them,
+// the boxes' rows, B's L2 policy. Each problem checked as run_and_check checks, with the box of
+// the configuration launched. GEMM_FUZZ_GROUPED=N draws N problems (default 24); a failure names
+// its draw's index and the seed (GEMM_TEST_SEED reproduces it).
+TEST(Chapter15, GroupedFuzz) {
+  SKIP_WITHOUT_HOPPER();
+  const uint64_t seed = testing::test_seed();
+  int count = 24;
+  if (const char* env = std::getenv("GEMM_FUZZ_GROUPED")) count = std::atoi(env);
+  std::mt19937_64 rng(seed ^ 0x15f022);
+  const auto uniform = [&](int64_t lo, int64_t hi) {
+    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
+  };
+  const int64_t kBoundaries[] = {63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 256, 257};
+  const int64_t kScales[] = {8, 40, 150, 600};
+  for (int i = 0; i < count; ++i) {
+    const Layout layout = rng() % 2 ? Layout::Masked : Layout::Contiguous;
+    const int groups = int(rng() % 8 == 0 ? uniform(41, 300) : uniform(1, 40));
+    const int64_t scale = kScales[rng() % 4];
+    std::vector<int64_t> rows(static_cast<size_t>(groups), 0);
+    int64_t biggest = 0, total = 0;
+    for (int64_t& r : rows) {
+      const uint64_t u = rng() % 10;
+      r = u == 0 ? 0 : u == 1 ? 1 : u == 2 ? kBoundaries[rng() % 12] : uniform(1, scale);
+      biggest = std::max(biggest, r), total += r;
+    }
+    if (total == 0) rows[0] = 1, biggest = 1, total = 1;
+    int64_t n = 8 * uniform(1, 250), k = 128 * uniform(1, 16);
+    while (total * n * k > 200'000'000) {
+      if (k > 128)
+        k = std::max<int64_t>(128, k / 256 * 128);
+      else
+        n = std::max<int64_t>(8, n / 16 * 8);
+    }
+    const int64_t max_m = layout == Layout::Masked && rng() % 2 ? biggest + uniform(0, 130) : 0;
+    // The overrides: the tile, then what it allows.
+    std::optional<ch15::Tile> tile;
+    if (rng() % 2) tile = ch15::kTiles[rng() % uint64_t(ch15::kNumTiles)];
+    const char* pairs = nullptr;
+    if (tile && *tile == ch15::kPairedTile) pairs = rng() % 2 ? "on" : "off";
+    const char* const kBoxes[] = {nullptr, "32", "64"};
+    const char* const kEvicts[] = {nullptr, "first", "normal"};
+    const char* box = kBoxes[rng() % 3];
+    const char* evict = kEvicts[rng() % 3];
+
+    const uint64_t problem_seed = seed + 1000 + uint64_t(i);
+    const Checked c = make_checked(layout, rows, n, k, problem_seed, max_m);
+    const ch15::GroupedDeviceProblem dev(c.host);
+    std::optional<TileOverride> force_tile;
+    if (tile) force_tile.emplace(*tile);
+    const EnvOverride force_pairs("CH15_PAIRS", pairs), force_box("CH15_BOX_ROWS", box),
+        force_evict("CH15_EVICT_B", evict);
+    const ch15::GroupedArgs args = dev.args();
+    const ch15::Config config = ch15::configuration(args);
+    const std::string what = "draw " + std::to_string(i) + " of GroupedFuzz (test seed " +
+                             std::to_string(seed) + "): " + c.what + " (" +
+                             ch15::describe_config(args) + ")";
+    Expected e;
+    e.box_rows = config.box_rows;
+    expect_d(c, run(dev, args), what, e);
+    if (HasFailure()) return;  // one failing draw is enough to read
+  }
+}
+
 TEST(Chapter15, RefusedBeforeLaunch) {
   SKIP_WITHOUT_HOPPER();
   const auto expect_refused = [](const ch15::GroupedDeviceProblem& dev,

@@ -159,6 +159,19 @@ class GroupedScheduler {
     return bad ? 0 : (count + p_.block_m - 1) / p_.block_m;
   }
 
+  // Masked: the work of group_'s m-block m_block in column n_block, the group holding `count`
+  // rows; a phantom (paired, no partner tile) has none. Both masked walks fill a Work with this.
+  GEMM_HOST_DEVICE void masked_work(Work& w, int count, int m_block, int n_block,
+                                    bool phantom) const {
+    w.group = group_;
+    w.row0 = int64_t(group_) * p_.m + int64_t(m_block) * p_.block_m;
+    const int left = count - m_block * p_.block_m;
+    w.rows = phantom ? 0 : (left < p_.block_m ? left : p_.block_m);
+    w.n_block = n_block;
+    w.sub_begin = 0;
+    w.sub_end = p_.block_m == 256 ? 2 : 1;  // paired: 128 rows, one
+  }
+
   // Masked: group by group, ceil(masked_m[g] / BLOCK_M) x tiles_n tiles each, M fastest.
   GEMM_HOST_DEVICE bool next_masked(Work& w) {
     while (group_ < p_.groups) {
@@ -167,14 +180,7 @@ class GroupedScheduler {
       const int64_t tiles = int64_t(tiles_m) * p_.tiles_n;
       if (tile_ < base_ + tiles) {
         const int64_t inside = tile_ - base_;
-        const int m_block = int(inside % tiles_m);
-        w.group = group_;
-        w.row0 = int64_t(group_) * p_.m + int64_t(m_block) * p_.block_m;
-        const int left = count - m_block * p_.block_m;
-        w.rows = left < p_.block_m ? left : p_.block_m;
-        w.n_block = int(inside / tiles_m);
-        w.sub_begin = 0;
-        w.sub_end = p_.block_m == 256 ? 2 : 1;
+        masked_work(w, count, int(inside % tiles_m), int(inside / tiles_m), false);
         tile_ += stride_;
         return true;
       }
@@ -246,13 +252,7 @@ class GroupedScheduler {
           w.shared = 0;
           if (n_block >= p_.tiles_n) n_block = 2 * q, phantom = true;
         }
-        w.group = group_;
-        w.n_block = n_block;
-        w.sub_begin = 0;
-        w.sub_end = 1;
-        w.row0 = int64_t(group_) * p_.m + int64_t(m_block) * p_.block_m;
-        const int left = count - m_block * p_.block_m;
-        w.rows = phantom ? 0 : (left < p_.block_m ? left : p_.block_m);
+        masked_work(w, count, m_block, n_block, phantom);
         tile_ += stride_;
         return true;
       }
