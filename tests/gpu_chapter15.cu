@@ -591,10 +591,10 @@ class EnvOverride {
 // end: a random layout; 1 to 40 groups (one draw in eight: 41 to 300); rows per group empty, one,
 // at a tile boundary (63 to 257) or uniform up to a random scale; N a multiple of 8 up to 2000, K
 // a multiple of 128 up to 2048 (halved until the CPU reference costs at most 2e8 multiply-adds);
-// masked max_m the default or up to 130 rows past the largest group; and every override the
-// launch reads, drawn: the tile (half the draws the rule's), pairs where the tile allows them,
-// the boxes' rows, B's L2 policy. Each problem checked as run_and_check checks, with the box of
-// the configuration launched. GEMM_FUZZ_GROUPED=N draws N problems (default 24); a failure names
+// masked max_m the default or up to 130 rows past the largest group (a multiple of 64); and every
+// override the launch reads, drawn: the tile (half the draws the rule's), pairs where the tile
+// allows them, the boxes' rows, B's L2 policy. Each problem checked as run_and_check checks, with
+// the box of the configuration launched. GEMM_FUZZ_GROUPED=N draws N problems (default 24); a failure names
 // its draw's index and the seed (GEMM_TEST_SEED reproduces it).
 TEST(Chapter15, GroupedFuzz) {
   SKIP_WITHOUT_HOPPER();
@@ -626,7 +626,9 @@ TEST(Chapter15, GroupedFuzz) {
       else
         n = std::max<int64_t>(8, n / 16 * 8);
     }
-    const int64_t max_m = layout == Layout::Masked && rng() % 2 ? biggest + uniform(0, 130) : 0;
+    // (max_m must be a multiple of 64: launching with another is refused, RefusedBeforeLaunch.)
+    const int64_t max_m =
+        layout == Layout::Masked && rng() % 2 ? (biggest + uniform(0, 130) + 63) / 64 * 64 : 0;
     // The overrides: the tile, then what it allows.
     std::optional<ch15::Tile> tile;
     if (rng() % 2) tile = ch15::kTiles[rng() % uint64_t(ch15::kNumTiles)];

@@ -48,14 +48,16 @@ std::vector<uint16_t> group_rows(const std::vector<uint16_t>& d, const GroupedHo
                                d.begin() + (p.first_row[g] + p.rows[g]) * n);
 }
 
-// The rows the contract says hold zeros, and (masked) the rows it says are untouched.
-bool check_padding(const std::vector<uint16_t>& d, const GroupedHostProblem& p) {
+// The rows the contract says hold zeros, and (masked) the rows it says are untouched: masked rows
+// past a group's count are zeros up to the next multiple of the store box's rows (box_rows, the
+// launched configuration's), then untouched (grouped.hpp).
+bool check_padding(const std::vector<uint16_t>& d, const GroupedHostProblem& p, int box_rows) {
   const int64_t n = p.shape.n;
   int64_t not_zero = 0, touched = 0;
   for (int g = 0; g < p.groups; ++g) {
     const int64_t end = p.layout == Layout::Contiguous
                             ? (p.rows[g] + kAlignment - 1) / kAlignment * kAlignment
-                            : (p.rows[g] + kMaskedRows - 1) / kMaskedRows * kMaskedRows;
+                            : (p.rows[g] + box_rows - 1) / box_rows * box_rows;
     for (int64_t r = p.rows[g]; r < end; ++r)
       for (int64_t j = 0; j < n; ++j) not_zero += d[(p.first_row[g] + r) * n + j] != 0;
     if (p.layout == Layout::Masked)
@@ -64,8 +66,10 @@ bool check_padding(const std::vector<uint16_t>& d, const GroupedHostProblem& p) 
           touched += d[(p.first_row[g] + r) * n + j] != gemm::kPoisonBits;
   }
   const bool ok = not_zero == 0 && touched == 0;
-  std::printf("  %-34s %lld not zero%s  [%s]\n",
-              p.layout == Layout::Contiguous ? "padding rows:" : "rows past masked_m (to 64):",
+  const std::string what = p.layout == Layout::Contiguous
+                               ? "padding rows:"
+                               : "rows past masked_m (to " + std::to_string(box_rows) + "):";
+  std::printf("  %-34s %lld not zero%s  [%s]\n", what.c_str(),
               (long long)not_zero,
               p.layout == Layout::Masked
                   ? (", " + std::to_string(touched) + " written past them").c_str()
@@ -108,7 +112,7 @@ bool check(const GroupedHostProblem& host, const GroupedDeviceProblem& dev, Grou
               (long long)worst.over_bound, worst.rel_diff, (long long)unwritten,
               ref_ok ? "PASS" : "FAIL");
   ok &= ref_ok;
-  ok &= check_padding(d, host);
+  ok &= check_padding(d, host, c.box_rows);
   // Chapter 12 group by group with the same tile and no cluster: the same instructions per element.
   dev.poison();
   for (const auto& group : dev.dense_groups())
