@@ -69,8 +69,7 @@ bool check_padding(const std::vector<uint16_t>& d, const GroupedHostProblem& p, 
   const std::string what = p.layout == Layout::Contiguous
                                ? "padding rows:"
                                : "rows past masked_m (to " + std::to_string(box_rows) + "):";
-  std::printf("  %-34s %lld not zero%s  [%s]\n", what.c_str(),
-              (long long)not_zero,
+  std::printf("  %-34s %lld not zero%s  [%s]\n", what.c_str(), (long long)not_zero,
               p.layout == Layout::Masked
                   ? (", " + std::to_string(touched) + " written past them").c_str()
                   : "",
