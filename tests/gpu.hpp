@@ -36,6 +36,22 @@ inline uint64_t seed_for(const std::string& key) {
   return seed;
 }
 
+// An environment variable (a chapter's override) set for the lifetime of the object, and unset
+// after it; a null value leaves it unset. The launches read the environment when they are called.
+class EnvOverride {
+ public:
+  EnvOverride(const char* name, const char* value) : name_(name) {
+    if (value != nullptr) setenv(name, value, 1);
+  }
+  EnvOverride(const char* name, const std::string& value) : EnvOverride(name, value.c_str()) {}
+  ~EnvOverride() { unsetenv(name_); }
+  EnvOverride(const EnvOverride&) = delete;
+  EnvOverride& operator=(const EnvOverride&) = delete;
+
+ private:
+  const char* name_;  // a string literal
+};
+
 // A seed of its own for every test case (from its full name).
 inline uint64_t test_seed() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -12,14 +12,7 @@
 namespace gemm {
 namespace {
 
-// Sets CH09_GROUP for the life of the object.
-class GroupOverride {
- public:
-  explicit GroupOverride(const std::string& value) { setenv("CH09_GROUP", value.c_str(), 1); }
-  ~GroupOverride() { unsetenv("CH09_GROUP"); }
-  GroupOverride(const GroupOverride&) = delete;
-  GroupOverride& operator=(const GroupOverride&) = delete;
-};
+using testing::EnvOverride;  // tests/gpu.hpp
 
 // Bit for bit equal to chapter 08 for every group size: 1 (row-major), sizes that leave a ragged
 // last group, one larger than tiles_m (column-major) and a huge one. The shapes: fewer tiles than
@@ -32,7 +25,7 @@ TEST(Chapter09, EveryGroupSizeGivesChapter08sD) {
     const DeviceProblem dev(host);
     const std::vector<uint16_t> d08 = run_and_download(*find_chapter(8), dev);
     for (const int group : {1, 2, 3, 7, 16, 33, 1 << 30}) {
-      const GroupOverride override_group(std::to_string(group));
+      const EnvOverride override_group("CH09_GROUP", std::to_string(group));
       EXPECT_EQ(count_bit_differences(run_and_download(*find_chapter(9), dev), d08), 0)
           << s.str() << " seed " << seed << " CH09_GROUP=" << group;
     }
@@ -45,7 +38,7 @@ TEST(Chapter09, RefusesAMalformedGroupOverride) {
   const Shape s{256, 256, 256};
   const DeviceProblem dev(make_problem(s, testing::test_seed(), Scales::Random));
   for (const char* bad : {"0", "-3", "abc", "4x", "99999999999"}) {
-    const GroupOverride override_group(bad);
+    const EnvOverride override_group("CH09_GROUP", bad);
     dev.poison();
     try {
       find_chapter(9)->launch(dev.args(), nullptr);

@@ -26,6 +26,8 @@ void gemm_variant(const gemm::GemmArgs& args, Variant v, cudaStream_t stream);  
 namespace gemm {
 namespace {
 
+using testing::EnvOverride;  // tests/gpu.hpp
+
 using ch15::Layout;
 
 const char* name(Layout l) {
@@ -39,35 +41,22 @@ std::string rows_text(const std::vector<int64_t>& rows) {
   return s + "}";
 }
 
-// CH15_BLOCK_M and CH15_BLOCK_N (either may be left out) for the lifetime of the object: what the
-// launch reads, and what describe_config reports.
+// CH15_BLOCK_M and CH15_BLOCK_N (either may be left out: 0) for the lifetime of the object: what
+// the launch reads, and what describe_config reports.
 class TileOverride {
  public:
-  TileOverride(int block_m, int block_n) {
-    if (block_m > 0) setenv("CH15_BLOCK_M", std::to_string(block_m).c_str(), 1);
-    if (block_n > 0) setenv("CH15_BLOCK_N", std::to_string(block_n).c_str(), 1);
-  }
+  TileOverride(int block_m, int block_n)
+      : m_("CH15_BLOCK_M", block_m > 0 ? std::to_string(block_m) : std::string()),
+        n_("CH15_BLOCK_N", block_n > 0 ? std::to_string(block_n) : std::string()) {}
   explicit TileOverride(ch15::Tile t) : TileOverride(t.block_m, t.block_n) {}
-  ~TileOverride() {
-    unsetenv("CH15_BLOCK_M");
-    unsetenv("CH15_BLOCK_N");
-  }
-  TileOverride(const TileOverride&) = delete;
-  TileOverride& operator=(const TileOverride&) = delete;
+
+ private:
+  EnvOverride m_, n_;  // "" is as unset: the launch's parse leaves the rule's choice
 };
 
 std::string tile_text(ch15::Tile t) {
   return "BLOCK_M " + std::to_string(t.block_m) + ", BLOCK_N " + std::to_string(t.block_n);
 }
-
-// CH15_PAIRS ("on" or "off") for the lifetime of the object, as TileOverride.
-class PairsOverride {
- public:
-  explicit PairsOverride(bool on) { setenv("CH15_PAIRS", on ? "on" : "off", 1); }
-  ~PairsOverride() { unsetenv("CH15_PAIRS"); }
-  PairsOverride(const PairsOverride&) = delete;
-  PairsOverride& operator=(const PairsOverride&) = delete;
-};
 
 // A grouped problem on the host with the CPU reference of each group that has rows.
 struct Checked {
@@ -318,8 +307,8 @@ TEST(Chapter15, GraphReplaysWithNewCounts) {
   for (const auto& [expected_m, pairs] :
        {std::pair<int64_t, bool>{64, false}, {0, false}, {0, true}}) {
     std::optional<TileOverride> tile;
-    std::optional<PairsOverride> paired;
-    if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace(true);
+    std::optional<EnvOverride> paired;
+    if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace("CH15_PAIRS", "on");
     ch15::GroupedArgs args = dev.args();
     args.expected_m = expected_m;
     const std::string what = c.what + " (" + ch15::describe_config(args) + ")";
@@ -414,8 +403,8 @@ TEST(Chapter15, BadGroupIndexSkipsItsBlock) {
             cudaMemcpy(dev.m_indices() + block_row, &bad, sizeof bad, cudaMemcpyHostToDevice));
         {
           const TileOverride force(block_m, pairs ? ch15::kPairedTile.block_n : 0);
-          std::optional<PairsOverride> paired;
-          if (pairs) paired.emplace(true);
+          std::optional<EnvOverride> paired;
+          if (pairs) paired.emplace("CH15_PAIRS", "on");
           dev.poison();
           ch15::gemm(args, nullptr);
         }
@@ -474,8 +463,8 @@ TEST(Chapter15, BadMaskedMSkipsItsGroup) {
         CUDA_CHECK(cudaMemcpy(dev.masked_m() + group, &bad, sizeof bad, cudaMemcpyHostToDevice));
         {
           std::optional<TileOverride> tile;
-          std::optional<PairsOverride> paired;
-          if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace(true);
+          std::optional<EnvOverride> paired;
+          if (pairs) tile.emplace(ch15::kPairedTile), paired.emplace("CH15_PAIRS", "on");
           dev.poison();
           ch15::gemm(args, nullptr);
         }
@@ -509,11 +498,11 @@ TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
         std::vector<uint16_t> unpaired, paired;
         std::string config;
         {
-          const PairsOverride off(false);
+          const EnvOverride off("CH15_PAIRS", "off");
           unpaired = run(dev, args);
         }
         {
-          const PairsOverride on(true);
+          const EnvOverride on("CH15_PAIRS", "on");
           config = ch15::describe_config(args);
           paired = run(dev, args);
         }
@@ -523,15 +512,6 @@ TEST(Chapter15, PairsMatchTheReferenceAndTheUnpairedBits) {
         EXPECT_EQ(count_bit_differences(paired, unpaired), 0) << what << ": against no pairs";
       }
 }
-
-// CH15_BOX_ROWS ("32" or "64") for the lifetime of the object, as TileOverride.
-class BoxRowsOverride {
- public:
-  explicit BoxRowsOverride(int rows) { setenv("CH15_BOX_ROWS", std::to_string(rows).c_str(), 1); }
-  ~BoxRowsOverride() { unsetenv("CH15_BOX_ROWS"); }
-  BoxRowsOverride(const BoxRowsOverride&) = delete;
-  BoxRowsOverride& operator=(const BoxRowsOverride&) = delete;
-};
 
 // The boxes of A and D (CH15_BOX_ROWS): masked groups whose counts fall on either side of 32 and
 // 64 (1, 20, 31, 32, 33, 63, 64, 65, 100 rows, and an empty group), with 64-row tiles (where A
@@ -550,7 +530,7 @@ TEST(Chapter15, BoxesOf32And64RowsAgree) {
       const ch15::GroupedArgs args = dev.args();
       std::vector<uint16_t> d[2];
       for (const int box : {32, 64}) {
-        const BoxRowsOverride force(box);
+        const EnvOverride force("CH15_BOX_ROWS", std::to_string(box));
         const std::string config = ch15::describe_config(args);
         EXPECT_NE(config.find("boxes of " + std::to_string(box) + " rows"), std::string::npos)
             << config;
@@ -572,21 +552,6 @@ TEST(Chapter15, BoxesOf32And64RowsAgree) {
 
 // Counts, indices or the status word left in host memory, and a contiguous M that is not whole
 // blocks: refused with UnsupportedError before anything is launched (D still poison).
-// An environment variable set for the lifetime of the object (nullptr: left unset), as
-// TileOverride.
-class EnvOverride {
- public:
-  EnvOverride(const char* name, const char* value) : name_(name) {
-    if (value != nullptr) setenv(name, value, 1);
-  }
-  ~EnvOverride() { unsetenv(name_); }
-  EnvOverride(const EnvOverride&) = delete;
-  EnvOverride& operator=(const EnvOverride&) = delete;
-
- private:
-  const char* name_;
-};
-
 // A fuzz over grouped problems, because the fixed ones above cannot cover every way a group can
 // end: a random layout; 1 to 40 groups (one draw in eight: 41 to 300); rows per group empty, one,
 // at a tile boundary (63 to 257) or uniform up to a random scale; N a multiple of 8 up to 2000, K
