@@ -22,6 +22,11 @@
 //   GEMM_TEST_SEED=S           also draw GEMM_FUZZ_SHAPES shapes (and their inputs) from seed S.
 //   GEMM_FUZZ_CASE=M,N,K,SEED  run only this case: what a failure prints, to reproduce it.
 // At the end it prints how many shapes ran and how long they took (also as test properties).
+//
+// A second fuzz, EveryOverrideAndAblation, draws the chapters' environment overrides as well
+// (CH09_GROUP to CH13_PATTERN, legal values and some that are not) and runs chapters 09 to 13 and
+// one of each one's ablations under them; see kOverrides below. GEMM_FUZZ_OVERRIDES=N cases
+// (default 40; GEMM_TEST_SEED adds as many from that seed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,13 +35,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "chapters/12_split_k/config.hpp"
 #include "chapters/registry.hpp"
 #include "tests/gpu.hpp"
+
+namespace ch12 {
+Config configured(const gemm::Shape& s);  // kernel.cu: the launch's configuration, overrides read
+}
 
 namespace gemm {
 namespace {
@@ -261,6 +272,233 @@ TEST(ShapeFuzz, EveryChapterAgreesWithChapter00) {
   RecordProperty("shapes", totals.shapes);
   RecordProperty("chapter_runs", totals.chapter_runs);
   RecordProperty("seconds", std::to_string(total_s));
+}
+
+// ---- the overrides -----------------------------------------------------------------------------
+//
+// Every environment override of chapters 09 to 13, with values each accepts and values each must
+// refuse. A case sets each variable or leaves it unset, at random, then runs chapters 09 to 13 and
+// one drawn ablation of each on one problem. What each run must do:
+// - a chapter that reads a variable holding a refused value refuses before it launches
+//   (UnsupportedError naming the variable, D left as poisoned, the context healthy);
+// - otherwise it computes D, or refuses only where an override it reads asks for what the shape
+//   cannot take (a multicast whose tiles do not pair, a split without a kernel), again before it
+//   launches, with a sentence that starts with the chapter and names the broken constraint;
+// - a D it computes passes the shape fuzz's checks (every element written, no NaN, chapter 00's
+//   difference, the CPU reference where affordable), and is bit for bit chapter 11's D without
+//   overrides wherever the arithmetic is the same: chapters 09 to 11 on any tile, group or
+//   multicast, chapter 12 wherever its split is 1, and chapter 13 is chapter 12's D under the same
+//   overrides. An ablation may refuse a configuration it forces (with a sentence, before launching).
+struct Override {
+  const char* name;
+  std::vector<const char*> accepted, refused;
+};
+const Override kOverrides[] = {
+    {"CH09_GROUP", {"1", "2", "3", "5", "8", "13", "16", "24", "1048576"}, {"0", "-2", "8x"}},
+    {"CH10_MULTICAST", {"off", "A", "B"}, {"a", "AB", "on"}},
+    {"CH11_BLOCK_M", {"64", "128", "256"}, {"96", "0", "2560"}},
+    {"CH11_MULTICAST", {"off", "A", "B"}, {"b", "both"}},
+    {"CH12_SPLIT", {"1", "2", "3", "4", "5", "6", "7", "8"}, {"0", "9", "12", "two"}},
+    {"CH12_EVICT_B", {"first", "normal"}, {"last", "First"}},
+    {"CH13_PATTERN", {"original", "alternate", "no_yield", "no_reuse"}, {"fast", "Original"}},
+};
+
+// The variables chapter `number`'s launch reads (its ablations read a subset: they force one).
+std::vector<std::string> variables_read(int number) {
+  switch (number) {
+    case 9:
+      return {"CH09_GROUP"};
+    case 10:
+      return {"CH09_GROUP", "CH10_MULTICAST"};
+    case 11:
+      return {"CH09_GROUP", "CH11_BLOCK_M", "CH11_MULTICAST"};
+    case 12:
+      return {"CH09_GROUP", "CH12_SPLIT", "CH12_EVICT_B"};
+    case 13:
+      return {"CH09_GROUP", "CH12_SPLIT", "CH12_EVICT_B", "CH13_PATTERN"};
+    default:
+      return {};
+  }
+}
+
+struct Assignment {
+  std::string name, value;
+  bool refused = false;  // a value the chapters reading it must refuse
+};
+
+// Each variable unset (half the time), set to an accepted value, or (one time in twenty) to one
+// that must be refused.
+std::vector<Assignment> draw_overrides(Draw& draw) {
+  std::vector<Assignment> a;
+  for (const Override& o : kOverrides) {
+    const double u = draw.unit();
+    if (u < 0.5) continue;
+    const bool refused = u > 0.95;
+    const auto& values = refused ? o.refused : o.accepted;
+    a.push_back({o.name, values[size_t(draw.uniform(0, int64_t(values.size()) - 1))], refused});
+  }
+  return a;
+}
+
+std::string str(const std::vector<Assignment>& a) {
+  std::string out;
+  for (const Assignment& x : a) out += x.name + "=" + x.value + " ";
+  return out;
+}
+
+// The variables this test sets, unset for the case's baselines (and at the start: the test owns
+// them while it runs).
+void unset_overrides() {
+  for (const Override& o : kOverrides) unsetenv(o.name);
+}
+
+TEST(ShapeFuzz, EveryOverrideAndAblation) {
+  SKIP_WITHOUT_HOPPER();
+  unset_overrides();
+  int cases = 40;
+  if (const char* env = std::getenv("GEMM_FUZZ_OVERRIDES")) cases = std::atoi(env);
+  std::vector<uint64_t> seeds = {101};
+  if (const char* env = std::getenv("GEMM_TEST_SEED")) seeds.push_back(std::strtoull(env, 0, 10));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  int runs = 0, computed = 0, refused_values = 0, refused_shapes = 0, failed_cases = 0;
+  std::vector<std::string> refusal_examples;
+  for (uint64_t seed : seeds) {
+    Draw draw(seed);
+    for (int i = 0; i < cases && failed_cases < 10; ++i) {
+      const Case c = draw.next();
+      const Shape& s = c.shape;
+      const std::vector<Assignment> env = draw_overrides(draw);
+      const std::string what = s.str() + " seed " + std::to_string(c.seed) + " under " + str(env);
+      bool failed = false;
+      auto fail = [&](const std::string& who, const std::string& why) {
+        ADD_FAILURE() << who << " " << what << ": " << why << "; the chapter alone: " << str(env)
+                      << repro(c) << " (ShapeFuzz.EveryChapterAgreesWithChapter00)";
+        failed = true;
+      };
+
+      // Baselines without overrides: chapter 00 and chapter 11.
+      unset_overrides();
+      const HostProblem host = make_problem(s, c.seed, Scales::Random);
+      const DeviceProblem dev(host);
+      std::optional<Reference> ref;
+      if (reference_affordable(s)) ref = reference_gemm(host);
+      const std::vector<uint16_t> d00 = run_and_download(*find_chapter(0), dev);
+      const std::vector<uint16_t> base = run_and_download(*find_chapter(11), dev);
+
+      for (const Assignment& a : env) setenv(a.name.c_str(), a.value.c_str(), 1);
+      // Checks a D; `bits`, where given, is what it must equal bit for bit.
+      auto check_d = [&](const Chapter& ch, const std::string& who, const std::vector<uint16_t>& d,
+                         const std::vector<uint16_t>* bits) {
+        ++computed;
+        const Comparison vs00 = compare_outputs(d, d00, Tolerance{INFINITY, 0, 0});
+        if (vs00.unwritten || vs00.nan || vs00.rel_diff > ch.max_rel_diff)
+          fail(who, "vs chapter 00: " + vs00.str());
+        if (ref) {
+          const Comparison r = compare_to_reference(d, *ref, ch.tolerance(s));
+          if (r.unwritten || r.nan || r.over_bound || r.rel_diff > ch.max_rel_diff)
+            fail(who, "vs CPU reference: " + r.str());
+        }
+        if (bits != nullptr)
+          if (const int64_t n = count_bit_differences(d, *bits); n != 0)
+            fail(who, std::to_string(n) + " elements differ bit for bit from the expected D");
+      };
+      // Runs one launch; returns D, or nothing where it refused before launching anything (its
+      // sentence in *refusal), checking that it did.
+      auto run = [&](const std::string& who, LaunchFn launch, bool must_refuse,
+                     std::string* refusal) -> std::optional<std::vector<uint16_t>> {
+        ++runs;
+        dev.poison();
+        try {
+          launch(dev.args(), nullptr);
+        } catch (const UnsupportedError& e) {
+          *refusal = e.what();
+          const Comparison untouched =
+              compare_outputs(dev.download_d(), d00, Tolerance{INFINITY, 0, 0});
+          if (untouched.unwritten != s.m * s.n)
+            fail(who, "refused (\"" + *refusal + "\") after writing D");
+          if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess)
+            fail(who, std::string("refused, leaving an error: ") + cudaGetErrorString(err));
+          if (refusal->rfind("chapter ", 0) != 0)
+            fail(who, "refused without naming the chapter: \"" + *refusal + "\"");
+          (must_refuse ? refused_values : refused_shapes) += 1;
+          if (refusal_examples.size() < 8 &&
+              std::find(refusal_examples.begin(), refusal_examples.end(), *refusal) ==
+                  refusal_examples.end())
+            refusal_examples.push_back(*refusal);
+          return std::nullopt;
+        }
+        if (must_refuse) fail(who, "ran under a value it must refuse");
+        return dev.download_d();
+      };
+
+      std::optional<std::vector<uint16_t>> d12;
+      for (int number = 9; number <= 13; ++number) {
+        const Chapter& ch = *find_chapter(number);
+        // What this chapter's launch reads: a refused value among them must stop it; an
+        // accepted one may make it refuse the shape (a multicast, a split), else nothing may.
+        std::vector<std::string> refused_read, set_read;
+        for (const std::string& v : variables_read(number))
+          for (const Assignment& a : env)
+            if (a.name == v) (a.refused ? refused_read : set_read).push_back(v);
+        const bool must_refuse = !refused_read.empty();
+        std::string refusal;
+        const std::optional<std::vector<uint16_t>> d =
+            run(ch.dir, ch.launch, must_refuse, &refusal);
+        // A refused value is named, or the launch refused something it parses first: a value it
+        // accepts but the shape cannot take (CH12_SPLIT=7, a multicast whose tiles do not pair).
+        // Then it refuses the same way without the refused values.
+        if (must_refuse && !d) {
+          bool named = false;
+          for (const std::string& v : refused_read)
+            named = named || refusal.find(v) != refusal.npos;
+          if (!named) {
+            for (const std::string& v : refused_read) unsetenv(v.c_str());
+            std::string again;
+            if (run(ch.dir, ch.launch, false, &again) || again != refusal)
+              fail(ch.dir, "refused (\"" + refusal + "\") without naming " + refused_read[0] +
+                               ", and not for another override");
+            for (const Assignment& a : env) setenv(a.name.c_str(), a.value.c_str(), 1);
+          }
+        }
+        if (d) {
+          const std::vector<uint16_t>* bits = nullptr;
+          if (number <= 11) bits = &base;
+          if (number == 12 && ch12::configured(s).split == 1) bits = &base;
+          if (number == 13) bits = d12 ? &*d12 : nullptr;
+          check_d(ch, ch.dir, *d, bits);
+        } else if (!must_refuse && set_read.empty()) {
+          fail(ch.dir, "refused with no override it reads set");
+        }
+        if (number == 12) d12 = d;
+        if (number == 13 && d.has_value() != d12.has_value() && refused_read.empty())
+          fail(ch.dir, "ran where chapter 12 refused, or refused where it ran");
+
+        // One of its ablations, drawn. Each forces part of the configuration and reads some of
+        // the chapter's variables: it may refuse (a forced multicast the tiles cannot pair, or an
+        // override it reads), with a sentence and nothing launched.
+        if (ch.ablations.empty()) continue;
+        const Ablation& ab =
+            ch.ablations[size_t(draw.uniform(0, int64_t(ch.ablations.size()) - 1))];
+        const std::string who = std::string(ch.dir) + " [" + ab.name + "]";
+        std::string refusal_ab;
+        const std::optional<std::vector<uint16_t>> da = run(who, ab.launch, false, &refusal_ab);
+        if (!da) continue;
+        const std::vector<uint16_t>* bits = nullptr;
+        if (number <= 11 || std::string(ab.name) == "split=1") bits = &base;
+        if (number == 13) bits = d12 ? &*d12 : nullptr;  // a rewrite of chapter 12's kernels
+        check_d(ch, who, *da, bits);
+      }
+      unset_overrides();
+      if (failed) ++failed_cases;
+    }
+  }
+  if (failed_cases == 10) ADD_FAILURE() << "stopping after 10 failing cases";
+  std::printf(
+      "[   FUZZ   ] overrides: %d launches in %.1f s: %d computed D, %d refused a value they must "
+      "refuse, %d refused what the shape cannot take\n",
+      runs, seconds_since(t0), computed, refused_values, refused_shapes);
+  for (const std::string& m : refusal_examples) std::printf("[   FUZZ   ]   e.g. %s\n", m.c_str());
 }
 
 }  // namespace
