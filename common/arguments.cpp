@@ -15,6 +15,15 @@ Extents extents(const Shape& s) {
           s.n_blocks() * s.k_blocks() * int64_t(sizeof(float)), s.m * s.n * 2};
 }
 
+std::string k_error(const Shape& s, int64_t max_k, const char* who) {
+  if (max_k <= 0 || s.k <= max_k) return {};
+  return std::string(who) + ": K must be at most " + std::to_string(max_k) +
+         ": it sums all of K in the tensor core's accumulator, whose error grows with K and passes "
+         "the 1e-3 relative difference its checks hold it to beyond that (chapter 06 on promote "
+         "to fp32 every 128; got " +
+         s.str() + ")";
+}
+
 std::string grid_error(const Shape& s, int64_t block_m, int64_t block_n, const char* who) {
   if (block_m <= 0 || block_n <= 0) return {};
   const int64_t tiles_m = (s.m + block_m - 1) / block_m, tiles_n = (s.n + block_n - 1) / block_n;
@@ -94,6 +103,8 @@ std::string device_error() {
 void check_arguments(const GemmArgs& args, const KernelNeeds& needs) {
   if (std::string why = shape_error(args.shape); !why.empty())
     throw UnsupportedError(std::string(needs.who) + ": " + why);
+  if (std::string why = k_error(args.shape, needs.max_k, needs.who); !why.empty())
+    throw UnsupportedError(why);
   if (std::string why = grid_error(args.shape, needs.block_m, needs.block_n, needs.who);
       !why.empty())
     throw UnsupportedError(why);

@@ -23,6 +23,7 @@ struct KernelNeeds {
   int align_d = 16;
   int64_t block_m = 0;
   int64_t block_n = 0;
+  int64_t max_k = 0;  // 0: any K the shape allows; chapters 02-05: kMaxKUnpromoted
 };
 
 // Bytes of each tensor that a kernel may touch, in the layouts of common/problem.hpp.
@@ -30,6 +31,9 @@ struct Extents {
   int64_t a, sa, b, sb, d;
 };
 Extents extents(const Shape& s);
+
+// Empty when K is at most max_k (0: no limit); otherwise a sentence naming the limit and why.
+std::string k_error(const Shape& s, int64_t max_k, const char* who);
 
 // Empty when a grid of block_m x block_n tiles covers the shape within CUDA's grid limits (grid.y
 // at most 65535 blocks); otherwise a sentence. tile_grid() throws it.
@@ -45,7 +49,7 @@ std::string pointer_error(const GemmArgs& args, const KernelNeeds& needs, const 
 // once per device and remembered (thread-safe).
 std::string device_error();
 
-// The shape (shape_error), the grid, the pointers, then the device: throws UnsupportedError with
+// The shape (shape_error, then k_error), the grid, the pointers, then the device: throws UnsupportedError with
 // the first sentence that is not empty, prefixed with needs.who.
 void check_arguments(const GemmArgs& args, const KernelNeeds& needs);
 

@@ -97,6 +97,11 @@ Tolerance bf16_inputs_tolerance(int64_t k);
 inline constexpr double kRelDiffFp32 = 1e-5;
 // DeepGEMM's own acceptance threshold for its FP8 kernels, used for tensor-core accumulation.
 inline constexpr double kRelDiffTensorCore = 1e-3;
+// The largest K that chapters 02-05, which sum all of K in the tensor core's accumulator, take:
+// their difference from the reference grows with K, and passes kRelDiffTensorCore beyond about
+// 2^21 on random inputs (chapter 05 at M = 128, N = 256, H100, 2026-11-27: 1.17e-4 at K = 2^18,
+// 5.15e-4 at 2^20, 2.05e-3 at 2^22, 4.07e-3 at 2^23 - 128). Chapter 06 on promote every 128.
+inline constexpr int64_t kMaxKUnpromoted = int64_t(1) << 20;
 
 // The rows that a CPU reference checks when the whole problem would cost more than max_macs
 // multiply-adds: bands of 64 rows at the start, the middle and the end of M (tile edges

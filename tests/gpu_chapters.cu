@@ -84,6 +84,30 @@ TEST_P(ChapterRejects, IllegalShapeWithAMessage) {
   }
 }
 
+// Chapters 02-05 sum all of K in the tensor core's accumulator and take K up to kMaxKUnpromoted
+// (common/reference.hpp); the others take any K the shape allows. Checked before the device too:
+// past the K check a launch with null pointers meets "the pointer to A is null".
+TEST_P(ChapterRejects, KBeyondTheTensorCoresReachOnlyWithoutPromotion) {
+  const Chapter& ch = *find_chapter(GetParam());
+  const bool sums_all_of_k = !ch.applies_scales && !ch.side;
+  for (const int64_t k : {kMaxKUnpromoted, kMaxKUnpromoted + 128}) {
+    GemmArgs args;  // every pointer null
+    args.shape = {64, 128, k};
+    std::string why;
+    try {
+      ch.launch(args, nullptr);
+    } catch (const UnsupportedError& e) {
+      why = e.what();
+    }
+    if (sums_all_of_k && k > kMaxKUnpromoted)
+      EXPECT_NE(why.find("K must be at most " + std::to_string(kMaxKUnpromoted)), std::string::npos)
+          << ch.dir << " K=" << k << ": " << why;
+    else
+      EXPECT_NE(why.find("the pointer to A is null"), std::string::npos)
+          << ch.dir << " K=" << k << ": " << why;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ChapterRejects, ::testing::ValuesIn(gemm_chapter_numbers()),
                          [](const auto& info) {
                            return std::string(find_chapter(info.param)->dir);

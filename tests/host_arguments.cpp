@@ -15,6 +15,7 @@
 #include "common/arguments.hpp"
 #include "common/check.hpp"
 #include "common/problem.hpp"
+#include "common/reference.hpp"
 #include "tests/tensors.hpp"
 
 namespace gemm {
@@ -310,6 +311,19 @@ TEST(GridError, NoLimitWithoutATileGrid) {
   EXPECT_EQ(grid_error({16'777'215, 8, 128}, 0, 128, "chapter 99"), "");
 }
 
+// ---- K -------------------------------------------------------------------------------------
+
+TEST(KError, TheLimitAcceptedOneBlockMoreRefused) {
+  EXPECT_EQ(k_error({64, 128, kMaxKUnpromoted}, kMaxKUnpromoted, "chapter 99"), "");
+  const Shape over{64, 128, kMaxKUnpromoted + 128};
+  expect_words(k_error(over, kMaxKUnpromoted, "chapter 99"),
+               {"chapter 99: K must be at most " + std::to_string(kMaxKUnpromoted),
+                "tensor core's accumulator", "chapter 06", over.str()},
+               "one K block over");
+  // 0: no limit, up to the largest K the shape allows (N = 8: 2^28 - 128).
+  EXPECT_EQ(k_error({1, 8, (int64_t(1) << 28) - 128}, 0, "chapter 99"), "");
+}
+
 // ---- check_arguments: the order --------------------------------------------------------------
 
 // What check_arguments throws, or "" when it throws nothing.
@@ -339,6 +353,17 @@ TEST(CheckArguments, ABadShapeComesBeforeANullPointer) {
 TEST(CheckArguments, ABadShapeComesBeforeATooTallGrid) {
   GemmArgs args = good_args({65535 * 128 + 1, 128, 100});  // a grid too tall and K illegal
   expect_words(refusal(args, kSkipsScales), {"K must be a positive multiple of 128"}, "K first");
+}
+
+TEST(CheckArguments, KAfterTheShapeBeforeTheGridAndThePointers) {
+  // (No shape with K over the limit is tall enough for a grid refusal: M x K stays below 2^31.)
+  KernelNeeds needs = kSkipsScales;
+  needs.max_k = kMaxKUnpromoted;
+  GemmArgs args;  // every pointer null, K over the limit
+  args.shape = {64, 8, kMaxKUnpromoted + 128};
+  expect_words(refusal(args, needs), {"test kernel: K must be at most"}, "K before null A");
+  args.shape.n = 100;  // and N illegal: the shape comes first
+  expect_words(refusal(args, needs), {"test kernel: N must be"}, "the shape before K");
 }
 
 TEST(CheckArguments, ATooTallGridComesBeforeANullPointer) {

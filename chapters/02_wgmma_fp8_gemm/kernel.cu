@@ -119,7 +119,8 @@ void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
                                .align_b = 16,
                                .align_d = 4,
                                .block_m = BLOCK_M,
-                               .block_n = BLOCK_N});
+                               .block_n = BLOCK_N,
+                               .max_k = gemm::kMaxKUnpromoted});
   const dim3 grid = gemm::tile_grid(args.shape, BLOCK_M, BLOCK_N, "chapter 02");
   gemm::launch("chapter 02", gemm_kernel, {grid, kNumThreads, 0, stream}, args);
 }

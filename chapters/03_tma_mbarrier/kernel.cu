@@ -106,7 +106,8 @@ void gemm(const gemm::GemmArgs& args, cudaStream_t stream) {
                                .align_b = 16,
                                .align_d = 4,
                                .block_m = BLOCK_M,
-                               .block_n = BLOCK_N});
+                               .block_n = BLOCK_N,
+                               .max_k = gemm::kMaxKUnpromoted});
   const auto [M, N, K] = args.shape;
   const CUtensorMap map_a = gemm::make_tensor_map(core_matrix_view(M, K, BLOCK_M, BLOCK_K), args.a);
   const CUtensorMap map_b = gemm::make_tensor_map(core_matrix_view(N, K, BLOCK_N, BLOCK_K), args.b);
