@@ -401,7 +401,7 @@ TEST(Chapter09, GroupFromTheEnvironment) {
   EXPECT_EQ(ch09::group_from_environment(16, "chapter 09"), 1);
   setenv("CH09_GROUP", "33", 1);
   EXPECT_EQ(ch09::group_from_environment(16, "chapter 10"), 33);
-  for (const char* bad : {"0", "-3", "abc", "4x", "99999999999"}) {
+  for (const char* bad : {"0", "-3", "abc", "4x", "99999999999", " 4", "+4", "4 "}) {
     setenv("CH09_GROUP", bad, 1);
     try {
       ch09::group_from_environment(16, "chapter 10");

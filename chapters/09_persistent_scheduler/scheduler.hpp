@@ -261,7 +261,8 @@ inline int group_from_environment(int chosen, const char* who) {
   if (text == nullptr || *text == '\0') return chosen;
   char* end = nullptr;
   const long group = std::strtol(text, &end, 10);
-  if (*end != '\0' || group < 1 || group > (1L << 30))
+  // Digits only: strtol alone would also take a leading space or sign (" 4", "+4").
+  if (*text < '0' || *text > '9' || *end != '\0' || group < 1 || group > (1L << 30))
     throw gemm::UnsupportedError(std::string(who) +
                                  ": CH09_GROUP must be a positive integer (got \"" + text + "\")");
   return int(group);
