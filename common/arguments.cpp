@@ -19,8 +19,8 @@ std::string k_error(const Shape& s, int64_t max_k, const char* who) {
   if (max_k <= 0 || s.k <= max_k) return {};
   return std::string(who) + ": K must be at most " + std::to_string(max_k) +
          ": it sums all of K in the tensor core's accumulator, whose error grows with K and passes "
-         "the 1e-3 relative difference its checks hold it to beyond that (chapter 06 on promote "
-         "to fp32 every 128; got " +
+         "the 1e-3 relative difference its checks hold it to beyond that; from chapter 06 on, the "
+         "kernels promote the sum to fp32 every 128 (got " +
          s.str() + ")";
 }
 
