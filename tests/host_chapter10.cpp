@@ -126,20 +126,24 @@ TEST(Chapter10, DrawsTheClusters) {
 }
 
 // The protocol's picture: the schedule it draws (protocol.hpp's model, one fixed interleaving)
-// runs to the end without breaking a rule, every agent reaches the cluster barrier, and a
-// partner's half lands before the local expect_tx (the tx-count below zero), which the picture
-// points out; then the picture itself.
+// runs to the end without breaking a rule, every agent finishes (the producers their last round of
+// empty waits too), both CTAs exit, and a partner's half lands before the local expect_tx (the
+// tx-count below zero), which the picture points out; then the picture itself.
 TEST(Chapter10, DrawsTheProtocol) {
   ch10::protocol::Sim sim = ch10::protocol_sim();
   ASSERT_EQ(sim.run_cta0_first(), "");
   ASSERT_FALSE(sim.events.empty());
-  EXPECT_EQ(sim.events.back().kind, ch10::protocol::Event::kClusterBarrier);
-  int walks_done = 0, early_halves = 0;
+  EXPECT_EQ(sim.events.back().kind, ch10::protocol::Event::kExited);
+  int walks_done = 0, early_halves = 0, exits = 0, last_round_waits = 0;
   for (const ch10::protocol::Event& e : sim.events) {
     walks_done += e.kind == ch10::protocol::Event::kWalkDone;
+    exits += e.kind == ch10::protocol::Event::kExited;
+    last_round_waits += e.kind == ch10::protocol::Event::kEmptyWaitPassed && e.kb < 0;
     early_halves += e.kind == ch10::protocol::Event::kCopyLanded && e.cta != e.target && e.tx < 0;
   }
   EXPECT_EQ(walks_done, 2 * (1 + sim.warps));  // both producers, every math warp
+  EXPECT_EQ(exits, 2);
+  EXPECT_EQ(last_round_waits, 2 * sim.stages);  // each producer, once per stage
   EXPECT_GT(early_halves, 0);
   const std::string path = testing::TempDir() + "/protocol_test.svg";
   ch10::draw_protocol(path);

@@ -8,8 +8,9 @@
 // warp reads exactly the tiles of its (tile, K block); nothing deadlocks; no copy or arrival
 // reaches a CTA that has exited. And it shows that each part is needed: with the empty barrier
 // counting only the CTA's own warps, or the full barrier expecting only the CTA's own copies, or
-// the arrival made after the first sub-tile, or no cluster barrier at the exit, some interleaving
-// breaks; and so does a ring restarted at every tile (chapter 09).
+// the arrival made after the first sub-tile, or an exit without the producer's last round of empty
+// waits, some interleaving breaks; and so does a ring restarted at every tile (chapter 09). The
+// exit the kernel had before (every thread of both CTAs at a cluster barrier) is right too.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -109,11 +110,19 @@ TEST(Chapter10Protocol, AnArrivalBeforeTheLastSubtileLetsAProducerOverwrite) {
   EXPECT_NE(e.find("overwrote"), std::string::npos) << e;
 }
 
-// No cluster barrier at the end: a CTA that has finished its own tiles exits while its partner's
-// math warps still arrive on its empty barriers (lane 1 of every warp, until the last K block).
-TEST(Chapter10Protocol, ExitingWithoutTheClusterBarrierLetsThePartnerArriveOnAnExitedCta) {
+// The former exit: every thread of both CTAs meets at a cluster barrier, and then both exit.
+TEST(Chapter10Protocol, TheClusterBarrierAtTheExitIsRightToo) {
+  Protocol cluster_barrier;
+  cluster_barrier.exit = ch10::protocol::Exit::kClusterBarrier;
+  EXPECT_EQ(first_error(cluster_barrier, 200), "");
+}
+
+// Neither the last round nor a cluster barrier: a CTA that has finished its own tiles exits while
+// its partner's math warps still arrive on its empty barriers (lane 1 of every warp, until the last
+// K block).
+TEST(Chapter10Protocol, ExitingWithoutTheLastRoundLetsThePartnerArriveOnAnExitedCta) {
   Protocol wrong;
-  wrong.cluster_sync_at_exit = false;
+  wrong.exit = ch10::protocol::Exit::kNone;
   const std::string e = first_error(wrong, 200);
   EXPECT_NE(e.find("after it had exited"), std::string::npos) << e;
 }

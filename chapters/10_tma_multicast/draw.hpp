@@ -115,14 +115,15 @@ inline protocol::Sim protocol_sim() {
 // (an expect_tx or a copy has come; the full phase has not completed) and full (read, until the
 // last math warp of both CTAs has arrived); in its top half the expect_tx and the copies landing,
 // coloured by the CTA that issued them; in its bottom half the arrivals, coloured by the CTA of
-// the arriving warp. Dashed: an agent blocked on a barrier; dotted: at the cluster barrier.
+// the arriving warp. Dashed: an agent blocked on a barrier; dotted: done. The producer's last
+// round (boxes "end"): a wait on each empty barrier and nothing issued; then its CTA exits.
 inline void draw_protocol(const std::string& path) {
   using protocol::Event;
   protocol::Sim sim = protocol_sim();
   const std::string error = sim.run_cta0_first();
   if (!error.empty()) throw gemm::Error("draw_protocol: " + error);
   const std::vector<Event>& events = sim.events;
-  const int steps = sim.time + 1;  // 0 .. time; at `time` the cluster barrier
+  const int steps = sim.time + 1;  // 0 .. time; the last CTA exits at `time`
   const int warps = sim.warps, stages = sim.stages;
   const char shared = sim.multicast == Multicast::B ? 'B' : 'A';
   const char own = shared == 'A' ? 'B' : 'A';
@@ -136,7 +137,7 @@ inline void draw_protocol(const std::string& path) {
   const double rows_y = 150;
   const double block_h = agent_h * (1 + warps) + band_gap + band_h * stages;
   const double rows_end = rows_y + 2 * block_h + block_gap;
-  const double width = x0 + steps * dx + 24;
+  const double width = x0 + steps * dx + 90;  // room for "CTA r exits" right of the last step
   auto xc = [&](int t) { return x0 + (t + 0.5) * dx; };
   auto block_y = [&](int r) { return rows_y + r * (block_h + block_gap); };
   auto producer_y = [&](int r) { return block_y(r); };
@@ -272,7 +273,7 @@ inline void draw_protocol(const std::string& path) {
       line(x0, y + band_h / 2, x0 + steps * dx, y + band_h / 2, "#bbb", 0.6, "2,2");
     }
 
-  // Blocked (dashed) and at the cluster barrier (dotted), on the agents' rows.
+  // Blocked (dashed) and done (dotted, until its CTA exits), on the agents' rows.
   struct Note {
     int from = -1, to = -1, cta = -1, stage = -1;
   } longest_wait;
@@ -304,8 +305,12 @@ inline void draw_protocol(const std::string& path) {
               longest_wait = {prev, done_at, r, e.stage};
           }
         }
-        if (e.kind == Event::kWalkDone)
-          line(xc(e.time) + dx / 2, y, xc(sim.time), y, "#555", 1.4, "1.5,3");
+        if (e.kind == Event::kWalkDone) {
+          int exit_at = sim.time;
+          for (const Event& x : events)
+            if (x.kind == Event::kExited && x.target == r) exit_at = x.time;
+          if (exit_at > e.time) line(xc(e.time) + dx / 2, y, xc(exit_at), y, "#555", 1.4, "1.5,3");
+        }
         if (e.kind == Event::kEmptyWaitPassed || e.kind == Event::kFullWaitPassed ||
             e.kind == Event::kReadsDone || e.kind == Event::kArriveEmpty)
           prev = e.time;
@@ -329,8 +334,9 @@ inline void draw_protocol(const std::string& path) {
     switch (e.kind) {
       case Event::kEmptyWaitPassed:
         rect(x + 1, producer_y(e.cta) + 5, dx - 2, agent_h - 10, strong[e.cta], "#333", 0.6);
-        label(xc(e.time), producer_y(e.cta) + agent_h / 2 + 3.5, 9, "k" + std::to_string(e.kb),
-              "white", "middle", "bold");
+        label(xc(e.time), producer_y(e.cta) + agent_h / 2 + 3.5, 9,
+              e.kb < 0 ? std::string("end") : "k" + std::to_string(e.kb), "white", "middle",
+              "bold");
         break;
       case Event::kFullWaitPassed: {
         int end = e.time;
@@ -369,9 +375,15 @@ inline void draw_protocol(const std::string& path) {
     }
   }
 
-  // The cluster barrier at the end.
-  line(xc(sim.time), rows_y - 4, xc(sim.time), rows_end, "#222", 3, "");
-  label(xc(sim.time) + dx / 2, rows_end + 14, 10, "barrier.cluster: both CTAs exit", "#222", "end");
+  // Each CTA's exit, over its rows: once its producer's last round is over, its math warps are
+  // done and nothing is on its way to it.
+  for (const Event& e : events)
+    if (e.kind == Event::kExited) {
+      const double xe = xc(e.time) + dx / 2, ye = warp_y(e.target, warps - 1) + agent_h;
+      line(xe, producer_y(e.target) - 4, xe, ye, strong[e.target], 3, "");
+      label(xe + 5, producer_y(e.target) + agent_h / 2 + 3.5, 10,
+            "CTA " + std::to_string(e.target) + " exits", "#222", "start");
+    }
 
   // Notes on two moments of this schedule, found in the log.
   std::vector<std::string> notes;
@@ -432,13 +444,15 @@ inline void draw_protocol(const std::string& path) {
         "barrier (+" +
             std::to_string(stage_bytes) + ", white box), its copies issued; copies land as " +
             std::string(1, own) + " (its own tile), " + std::string(1, shared) + "0/" +
-            std::string(1, shared) + "1 (the half loaded by CTA 0/1, in both CTAs), sA (scales)",
+            std::string(1, shared) +
+            "1 (the half loaded by CTA 0/1, in both CTAs), sA (scales); box end: a wait of its "
+            "last round, nothing issued",
         "#222", "start");
   ly += 16;
   label(20, ly, 10,
         "math warp box kN: full wait passed to last wgmma.wait_group; triangle and line: its "
         "arrival on the empty barrier of each CTA (lane r to CTA r); dashed: blocked on a "
-        "barrier; dotted: at the cluster barrier; blank: free to act, not yet its turn",
+        "barrier; dotted: done; blank: free to act, not yet its turn",
         "#222", "start");
   for (size_t i = 0; i < notes.size(); ++i) {
     ly += 20;

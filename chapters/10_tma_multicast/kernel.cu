@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   if (warpgroup == kNumMathWarpgroups) {
     // ---- Producer warpgroup ----
     // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
-    // warps give their registers back to the CTA's pool; three of them then wait for the end.
+    // warps give their registers back to the CTA's pool; the other three exit.
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
       // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
@@ -254,6 +254,14 @@ __global__ void __launch_bounds__(kNumThreads, 1)
                            int32_t(m0), kb);
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
+      }
+      // The way out (with multicast): one more round of waits on the empty barriers. Each wait
+      // passes once both CTAs' math threads have released the stage's last use, so when the round
+      // is over every arrival the partner will ever make on this CTA's barriers has landed, and
+      // this CTA may exit. No thread waits at a cluster barrier for that (README, step 4).
+      if constexpr (kClusterSize > 1) {
+        for (int s = 0; s < kNumStages; ++s, state.advance(kNumStages))
+          ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
       }
     }
   } else {
@@ -444,9 +452,10 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     if (t == 0) ptx::bulk_wait_group_read<0>();
   }
   // With multicast, this CTA's math threads arrive on the partner's empty barriers until their last
-  // K block: neither CTA may exit (and release its shared memory) before both are past that. So
-  // every thread of both CTAs, the producer warpgroup's included, meets here.
-  if constexpr (kClusterSize > 1) ptx::cluster_sync();
+  // K block: neither CTA may exit (and release its shared memory) before those arrivals have
+  // landed. The producer's last round of empty waits (above) is what holds each CTA until they
+  // have; every other thread leaves when its work is done. (A cluster barrier here, with every
+  // thread of both CTAs, is also correct, and slower: NOTES.md, "The way out".)
 }
 
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast>

@@ -20,7 +20,11 @@
 // - the 256-row tile: a math warp reads the stage for each of its warpgroup's sub-tiles in turn
 //   and arrives once, after the last one's wgmma.wait_group; sub-tiles wholly past M are skipped
 //   (warpgroup 1 may have fewer live sub-tiles than warpgroup 0), and the warp still arrives;
-// - the exit: every thread of both CTAs meets at a cluster barrier before either CTA exits.
+// - the exit: each producer, past its last K block, waits once more on each empty barrier (its
+//   last round: each wait passes once both CTAs' warps have released the stage's last use); a
+//   CTA exits when its producer's last round is over, its math warps are done and no copy is on
+//   its way to it. (Before 2026-11-27 the kernel had every thread of both CTAs meet at a cluster
+//   barrier instead, which the model still runs: Exit::kClusterBarrier.)
 //
 // Sim::run(seed) runs it to the end in a random interleaving and returns the first broken rule:
 // a copy landing in a stage before every math warp of that CTA has finished reading the previous
@@ -80,19 +84,26 @@ struct Tag {
   bool operator==(const Tag& o) const { return coord == o.coord && kb == o.kb; }
 };
 
+// How a CTA leaves (kernel.cu, the end of the producer's branch and of the kernel).
+enum class Exit {
+  kLastEmptyRound,  // the kernel's: the producer's last round of empty waits, then each CTA exits
+  kClusterBarrier,  // every agent of both CTAs meets at a cluster barrier, then both exit
+  kNone,            // (a mistake) a CTA exits when its own work is done
+};
+
 // The deliberate mistakes, for the tests that show each count is needed.
 struct Protocol {
   bool empty_counts_both_ctas = true;  // false: init count = own warps, lane 0 arrives locally only
   bool full_expects_whole_stage = true;   // false: expect_tx of this CTA's own copies only
   bool ring_carried_across_tiles = true;  // false: a fresh PipelineState for every tile
   bool arrive_after_last_subtile = true;  // false: after the first sub-tile's wait
-  bool cluster_sync_at_exit = true;       // false: a CTA exits when its own work is done
+  Exit exit = Exit::kLastEmptyRound;
 };
 
 // One entry of the log a Sim keeps when `record` is set.
 struct Event {
   enum Kind {
-    kEmptyWaitPassed,  // a producer's wait on its own empty barrier passes
+    kEmptyWaitPassed,  // a producer's wait on its own empty barrier passes (kb -1: its last round)
     kArriveExpectTx,   // a producer's arrive.expect_tx on its own full barrier (`bytes`)
     kCopyIssued,       // a copy of `piece` on its way to CTA `target` (a multicast: two of them)
     kCopyLanded,       // it lands in CTA `target`'s stage, its bytes done on that full barrier
@@ -100,9 +111,10 @@ struct Event {
     kReadsDone,        // the math warp's last wgmma.wait_group: its reads of the stage are over
     kArriveEmpty,      // a math warp arrives on the empty barrier of CTA `target`
     kPhaseCompleted,   // a phase of CTA `target`'s full (`full_barrier`) or empty barrier completes
-    kWalkDone,         // the agent's last K block is done; it goes on to the cluster barrier
-    kClusterBarrier,   // every agent of both CTAs is at the cluster barrier: both CTAs may exit
-    kExited,           // (no cluster barrier at the exit) CTA `target` exits
+    kWalkDone,         // the agent is done (a producer: its last round too); it exits, or waits
+                       // at the cluster barrier (Exit::kClusterBarrier)
+    kClusterBarrier,   // every agent of both CTAs is at the cluster barrier: both CTAs exit
+    kExited,           // CTA `target` exits (Exit::kLastEmptyRound, Exit::kNone)
   };
   enum Agent { kProducer, kMathWarp, kCopy, kCluster };
   int time = 0;  // the step of the run: one agent acts per step
@@ -253,9 +265,19 @@ struct Sim {
       e.bytes = kBytes[c.piece];
       sim.log(e);
     }
+    int last_round = -1;  // waits left in the last round, once the walk is done (-1: not yet)
+    bool finished() const { return done && last_round == 0; }
     bool step(Sim& sim) {
-      if (done) return false;
+      if (finished()) return false;
       if (!sim.empty[rank][state.stage].passed(state.phase ^ 1)) return false;
+      if (done) {  // the last round: one more wait on each empty barrier, nothing issued
+        Event e = event(Event::kEmptyWaitPassed, Event::kProducer);
+        e.pair = e.kb = -1;
+        sim.log(e);
+        state.advance(uint32_t(sim.stages));
+        if (--last_round == 0) note(sim, Event::kWalkDone, Event::kProducer);
+        return true;
+      }
       note(sim, Event::kEmptyWaitPassed, Event::kProducer);
       const int own_bytes = kBytes[kOwn] + kBytes[kHalf0 + rank] + kBytes[kScales];
       const int bytes = sim.protocol.full_expects_whole_stage
@@ -277,7 +299,10 @@ struct Sim {
         issue(sim, {dest, int(state.stage), half, sim.expected(rank, pair, kb, half), rank});
       issue(sim, {rank, int(state.stage), kScales, sim.expected(rank, pair, kb, kScales), rank});
       next_k_block(sim);
-      if (done) note(sim, Event::kWalkDone, Event::kProducer);
+      if (done) {
+        last_round = sim.protocol.exit == Exit::kLastEmptyRound ? sim.stages : 0;
+        if (last_round == 0) note(sim, Event::kWalkDone, Event::kProducer);
+      }
       return true;
     }
   };
@@ -393,12 +418,12 @@ struct Sim {
       // Every agent that can act: each producer, each math warp, each copy in flight.
       std::vector<int> ready;  // < 2: producer; < 2 + math: warp; else copy
       for (int i = 0; i < 2; ++i)
-        if (!producers[size_t(i)].done) ready.push_back(i);
+        if (!producers[size_t(i)].finished()) ready.push_back(i);
       for (size_t i = 0; i < math.size(); ++i)
         if (!math[i].done) ready.push_back(2 + int(i));
       for (size_t i = 0; i < in_flight.size(); ++i) ready.push_back(2 + int(math.size() + i));
       if (ready.empty()) {
-        if (protocol.cluster_sync_at_exit) {
+        if (protocol.exit == Exit::kClusterBarrier) {
           Event e;
           e.kind = Event::kClusterBarrier;
           log(e);
@@ -423,11 +448,11 @@ struct Sim {
       }
       if (!error.empty()) return error;
       if (!moved) return "deadlock: no agent can act";
-      // Without the cluster barrier at the end, a CTA exits as soon as its own producer and math
-      // warps are done and nothing is on its way to it.
-      if (!protocol.cluster_sync_at_exit)
+      // Without the cluster barrier at the end, a CTA exits as soon as its own producer (its last
+      // round included) and math warps are done and nothing is on its way to it.
+      if (protocol.exit != Exit::kClusterBarrier)
         for (int r = 0; r < 2; ++r) {
-          bool own_done = producers[size_t(r)].done;
+          bool own_done = producers[size_t(r)].finished();
           for (const MathWarp& m : math) own_done = own_done && (m.rank != r || m.done);
           for (const Copy& c : in_flight) own_done = own_done && c.dest_cta != r;
           if (own_done && !exited[r]) {

@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     // ---- Producer warpgroup ----
     // setmaxnreg must be executed by every warp of a warpgroup (PTX ISA 9.7.19.5), so all four
     // warps give their registers back to the CTA's pool; the first lanes of two of them then load
-    // and schedule, and the other threads wait for the end.
+    // and schedule, and the other threads exit.
     if constexpr (kNumMathWarpgroups > 1) ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == kNumMathThreads) {
       // One ring position for all of this CTA's tiles: the first K blocks of tile i + 1 go into
@@ -388,6 +388,14 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
                            sa_row0 + kb);
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
+      }
+      // The way out (paired): one more round of waits on the empty barriers. Each wait
+      // passes once both CTAs' math threads have released the stage's last use, so when the round
+      // is over every arrival the partner will ever make on this CTA's barriers has landed, and
+      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README, step 4).
+      if constexpr (kPaired) {
+        for (int s = 0; s < kNumStages; ++s, state.advance(kNumStages))
+          ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
       }
     } else if (threadIdx.x == kNumMathThreads + ptx::kWarpSize) {
       // The scheduler thread: every work of this CTA into the ring, then the end.
@@ -649,9 +657,10 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
     if (t == 0) ptx::bulk_wait_group_read<0>();
   }
   // Paired, this CTA's math threads arrive on the partner's empty barriers, and its producer may
-  // multicast into the partner's stages, until the last K block: neither CTA exits before both are
-  // past it (chapter 10). Every thread of both CTAs meets here.
-  if constexpr (kPaired) ptx::cluster_sync();
+  // multicast into the partner's stages, until the last K block. The multicast's bytes have landed
+  // once this CTA's math threads are past their last full barrier, and the partner's arrivals once
+  // the producer's last round of empty waits is over: that round holds the CTA until then, and
+  // every other thread leaves when its work is done (chapter 10).
 }
 
 // The launch of one tile's kernel. Tensor maps over all groups: A [M or G * max_m, K], B
