@@ -7,7 +7,7 @@
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
-the committed run on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+the run committed before this one, on that run's machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -28,8 +28,9 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 # A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM on our H100 SXM, both releases on the machine of the committed run, right after it, in
-# the same lease (2026-11-27; docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
+# DeepGEMM on our H100 SXM, both releases on the machine of the run committed on the morning of
+# 2026-11-27, right after it, in the same lease; the run committed since (the afternoon, after
+# chapter 10's new exit) is from another machine (docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
 # run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
 # column (CUPTI) compares with.
 # Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
@@ -359,8 +360,9 @@ def grouped_markdown(grouped):
         "## Grouped",
         "",
         f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
-        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method right after the",
-        "committed run, on its machine ([method.md](method.md)), and against chapter 13's dense kernel",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method on another",
+        "machine, right after the run committed before this one ([method.md](method.md)), and",
+        "against chapter 13's dense kernel",
         "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
         "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
         "rows drawn uniformly in [0.7, 1.3] x that with a fixed seed; contiguous groups padded to",
@@ -424,8 +426,9 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         "## The last chapter against the best peer",
         "",
         "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
-        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method right after the",
-        "committed run, on its machine ([method.md](method.md)); DeepGEMM's published H800 figures, the",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method on another machine,",
+        "right after the run committed before this one ([method.md](method.md)); DeepGEMM's",
+        "published H800 figures, the",
         "stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
         f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
@@ -471,8 +474,9 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
     if grouped:
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
-    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, on the committed run's machine right after "
-            "it (2026-11-27), events, 8 GiB flush, median of 30 ([method.md](method.md))"
+    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, on the machine of the run committed before "
+            "this one, right after it (2026-11-27), events, 8 GiB flush, median of 30 "
+            "([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
@@ -693,8 +697,8 @@ def grouped_label(shape):
 
 
 def grouped_source_line(run, link):
-    return ("DeepGEMM 2.6.1: measured on our H100 right after the committed run, on its machine "
-            f"([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
+    return ("DeepGEMM 2.6.1: measured on our H100 on another machine, right after the run "
+            f"committed before this one ([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
             "count valid rows only. " + source_line(run, link))
 
 
@@ -763,8 +767,8 @@ def table_block(run, name, shapes, link):
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
-            "same run; DeepGEMM 2.6.1: measured on our H100 right after the committed run, on its "
-            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
+            "same run; DeepGEMM 2.6.1: measured on our H100 on another machine, right after the run "
+            f"committed before this one ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
             + source_line(run, link))
     return "\n".join(lines) + "\n\n" + note
 
@@ -842,8 +846,8 @@ def standing_block(run):
         out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
                    f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
                    "device-to-device copy reaches on our H100.")
-    out.append(f"- DeepGEMM's figures: measured on our H100 right after the committed run, on its "
-               f"machine ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
+    out.append(f"- DeepGEMM's figures: measured on our H100 on another machine, right after the "
+               f"run committed before this one ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
                + source_line(run, "docs/progression.md"))
     return "\n".join(out)
 
