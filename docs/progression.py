@@ -7,7 +7,7 @@
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
-the run committed before this one, on that run's machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+the previous committed run, on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -360,9 +360,9 @@ def grouped_markdown(grouped):
         "## Grouped",
         "",
         f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
-        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method on another",
-        "machine, right after the run committed before this one ([method.md](method.md)), and",
-        "against chapter 13's dense kernel",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method after the",
+        "previous committed run, on its machine ([method.md](method.md)), and against chapter",
+        "13's dense kernel",
         "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
         "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
         "rows drawn uniformly in [0.7, 1.3] x that with a fixed seed; contiguous groups padded to",
@@ -426,10 +426,9 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         "## The last chapter against the best peer",
         "",
         "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
-        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method on another machine,",
-        "right after the run committed before this one ([method.md](method.md)); DeepGEMM's",
-        "published H800 figures, the",
-        "stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method after the previous",
+        "committed run, on its machine ([method.md](method.md)); DeepGEMM's published H800",
+        "figures, the stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
         f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
         against_best_peer(order, rows, shapes),
@@ -474,9 +473,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
     if grouped:
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
-    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, on the machine of the run committed before "
-            "this one, right after it (2026-11-27), events, 8 GiB flush, median of 30 "
-            "([method.md](method.md))"
+    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, right after the previous committed run, on "
+            "its machine (2026-11-27), events, 8 GiB flush, median of 30 ([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
@@ -697,8 +695,8 @@ def grouped_label(shape):
 
 
 def grouped_source_line(run, link):
-    return ("DeepGEMM 2.6.1: measured on our H100 on another machine, right after the run "
-            f"committed before this one ([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
+    return ("DeepGEMM 2.6.1: measured on our H100 after the previous committed run, on its "
+            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
             "count valid rows only. " + source_line(run, link))
 
 
@@ -767,8 +765,8 @@ def table_block(run, name, shapes, link):
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
-            "same run; DeepGEMM 2.6.1: measured on our H100 on another machine, right after the run "
-            f"committed before this one ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
+            "same run; DeepGEMM 2.6.1: measured on our H100 after the previous committed run, on its "
+            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
             + source_line(run, link))
     return "\n".join(lines) + "\n\n" + note
 
@@ -846,8 +844,8 @@ def standing_block(run):
         out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
                    f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
                    "device-to-device copy reaches on our H100.")
-    out.append(f"- DeepGEMM's figures: measured on our H100 on another machine, right after the "
-               f"run committed before this one ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
+    out.append(f"- DeepGEMM's figures: measured on our H100 after the previous committed run, on "
+               f"its machine ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
                + source_line(run, "docs/progression.md"))
     return "\n".join(out)
 
