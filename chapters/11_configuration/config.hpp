@@ -23,8 +23,10 @@
 //    chooses; once chapter 06 shortened it, multicast on A at 256 x 128 gained 2-3% where K is
 //    long and this step took it there; since chapter 06 unrolled its K loop by the ring, no cluster
 //    is as fast or faster on every shape we timed (2026-11-24; NOTES.md,
-//    "Step 3, the multicast: off, then on A at 256 x 128, then off again"). The override below
-//    still reaches every multicast.
+//    "Step 3, the multicast: off, then on A at 256 x 128, then off again"). Since chapter 10's new
+//    way out of a cluster (2026-11-27), a forced multicast is at most 1.1% ahead, within the run's
+//    spread, and up to 6.6% behind (NOTES.md, the same section). The override below still
+//    reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
 //    the group from ch09::pick_group, windows of as many pairs as run at once
