@@ -28,7 +28,9 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
 // releases and the wait acquires at cluster scope, so the shared-memory writes (and barrier inits,
 // after fence.mbarrier_init) before it are visible to every CTA of the cluster after it. Every
 // thread must execute it: a thread that has exited cannot arrive, so kernels that use it let no
-// thread leave early.
+// thread leave early. No chapter's kernel uses it since chapter 10 left its clusters by the
+// producer's last round of empty waits instead (2026-11-27); chapter 10's "Try this" puts it back
+// at the exit, to measure what it cost.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile(
       "barrier.cluster.arrive.release;\n"
