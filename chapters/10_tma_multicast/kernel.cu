@@ -258,7 +258,8 @@ __global__ void __launch_bounds__(kNumThreads, 1)
       // The way out (with multicast): one more round of waits on the empty barriers. Each wait
       // passes once both CTAs' math threads have released the stage's last use, so when the round
       // is over every arrival the partner will ever make on this CTA's barriers has landed, and
-      // this CTA may exit. No thread waits at a cluster barrier for that (README, step 4).
+      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README,
+      // step 4).
       if constexpr (kClusterSize > 1) {
         for (int s = 0; s < kNumStages; ++s, state.advance(kNumStages))
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
@@ -455,7 +456,7 @@ __global__ void __launch_bounds__(kNumThreads, 1)
   // K block: neither CTA may exit (and release its shared memory) before those arrivals have
   // landed. The producer's last round of empty waits (above) is what holds each CTA until they
   // have; every other thread leaves when its work is done. (A cluster barrier here, with every
-  // thread of both CTAs, is also correct, and slower: NOTES.md, "The way out".)
+  // thread of both CTAs, is also correct, and slower: chapter 10's NOTES.md, "The way out".)
 }
 
 template <int BLOCK_M, int BLOCK_N, Multicast kMulticast>

@@ -319,7 +319,8 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
       // The way out (with multicast): one more round of waits on the empty barriers. Each wait
       // passes once both CTAs' math threads have released the stage's last use, so when the round
       // is over every arrival the partner will ever make on this CTA's barriers has landed, and
-      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README, step 4).
+      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README,
+      // step 4).
       if constexpr (kMulticastCtas > 1) {
         for (int s = 0; s < kNumStages; ++s, state.advance(kNumStages))
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
@@ -583,8 +584,9 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
   }
   // With multicast, this CTA's math threads arrive on the partner's empty barriers until their last
   // K block: neither CTA may exit (and release its shared memory) before those arrivals have
-  // landed. The producer's last round of empty waits holds each CTA until they have (chapter 10);
-  // every other thread leaves when its work is done.
+  // landed. The producer's last round of empty waits (above) is what holds each CTA until they
+  // have; every other thread leaves when its work is done. (A cluster barrier here, with every
+  // thread of both CTAs, is also correct, and slower: chapter 10's NOTES.md, "The way out".)
   // With a split, the other CTAs store into this CTA's shared memory and arrive on its barriers.
   // Their stores have all landed once this CTA's wait on "written" has returned (the barrier counts
   // their bytes), and their arrivals on "read" once its waits on it have (the last tile sends
