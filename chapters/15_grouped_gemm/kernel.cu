@@ -389,10 +389,11 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N>::kNumThreads, 1)
           gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceTmaIssued, gemm::kTraceLanes - 1, step);
         }
       }
-      // The way out (paired): one more round of waits on the empty barriers. Each wait
+      // The way out (with multicast): one more round of waits on the empty barriers. Each wait
       // passes once both CTAs' math threads have released the stage's last use, so when the round
       // is over every arrival the partner will ever make on this CTA's barriers has landed, and
-      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README, step 4).
+      // this CTA may exit. No thread waits at a cluster barrier for that (chapter 10's README,
+      // step 4).
       if constexpr (kPaired) {
         for (int s = 0; s < kNumStages; ++s, state.advance(kNumStages))
           ptx::mbarrier_wait(&empty_barriers[state.stage], state.phase ^ 1, "empty_barrier");
