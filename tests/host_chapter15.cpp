@@ -823,10 +823,14 @@ void expect_sound(const ch15::GroupedShape& s, const ch15::Config& c, int num_sm
 
 void expect_the_rule(const ch15::GroupedShape& s, const ch15::Config& c, int num_sms,
                      const std::string& what) {
-  // Pairs where the layout is masked, the tile 128 x 192 and a group's B more than 2^25 bytes.
-  EXPECT_EQ(c.scheduler.paired, s.layout == Layout::Masked && c.tile == ch15::kPairedTile &&
-                                    s.shape.n * s.shape.k > (int64_t(1) << 25) && num_sms >= 2)
-      << what;
+  // Pairs with the tile 128 x 192 on two SMs or more: contiguous where a group's B is at most
+  // 2^25 bytes and there are two m-blocks; masked where B is more than 2^25 bytes, or where a group
+  // is expected to have 512 rows or more and K is at least 3072.
+  const bool large_b = s.shape.n * s.shape.k > (int64_t(1) << 25);
+  const bool wanted = s.layout == Layout::Contiguous
+                          ? !large_b && s.shape.m > 128
+                          : large_b || (s.expected() >= 512 && s.shape.k >= 3072);
+  EXPECT_EQ(c.scheduler.paired, c.tile == ch15::kPairedTile && num_sms >= 2 && wanted) << what;
   if (s.layout == Layout::Contiguous) {
     EXPECT_EQ(c.tile.block_m, ch11::block_m_for(s.shape, num_sms)) << what;
     EXPECT_EQ(c.tile.block_n, ch11::block_n_for(s.shape, c.tile.block_m, num_sms)) << what;
@@ -870,12 +874,15 @@ TEST(Chapter15, ConfigurationOfTheBenchmarkShapes) {
     expect_sound(s, c, gemm::kH100Sms, what);
     expect_the_rule(s, c, gemm::kH100Sms, what);
     // Every shape of 192 rows a group or more runs chapter 11's 128 x 192 tile (README's table),
-    // and the masked ones at 6144 x 7168 in pairs sharing B.
+    // in pairs sharing B: contiguous but at 6144 x 7168, masked at 6144 x 7168 and, with 1024 rows,
+    // at K of 3072 and 4096.
     if (s.layout == Layout::Contiguous || s.expected() > 128)
       EXPECT_EQ(c.tile, (ch15::Tile{128, 192})) << what;
-    EXPECT_EQ(c.scheduler.paired,
-              s.layout == Layout::Masked && s.expected() > 128 && s.shape.n == 6144)
-        << what;
+    const bool paired = s.layout == Layout::Contiguous
+                            ? s.shape.n != 6144
+                            : s.expected() > 128 && (s.shape.n == 6144 ||
+                                                     (s.expected() == 1024 && s.shape.k >= 3072));
+    EXPECT_EQ(c.scheduler.paired, paired) << what;
     // Enough tiles for every SM in each of these shapes: at least as many CTAs as a full last
     // round would leave (chapter 09's persistent_grid keeps the rounds, not every SM).
     EXPECT_GE(c.grid, gemm::kH100Sms / 2) << what;

@@ -3,7 +3,7 @@
 //
 // The grouped kernels are chapter 12's without its split (a group of a few rows is one row of
 // tiles, and there are G of them to fill the SMs), and without its clusters except one kind: pairs
-// of 128 x 192 tiles of one group sharing B (scheduler.hpp), masked where B is large (pairs_for).
+// of 128 x 192 tiles of one group sharing B (scheduler.hpp), where they measured faster (pairs_for).
 // The rule is chapter 11's, asked about the dense problem the groups add up to:
 // - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
 //   11's block_m_for, BLOCK_N by its block_n_for;
@@ -181,15 +181,20 @@ inline Config make_config(const GroupedShape& g, Tile t, int num_sms = gemm::kH1
   return c;
 }
 
-// Pairs sharing B: masked, with the 128 x 192 tile, where one group's B is more than 32 MB (N x K >
-// 2^25 bytes of fp8). Measured (H100, 2026-11-27, CH15_PAIRS=on against off, 128 x 192 forced,
-// means of two runs: NOTES.md, section 11): masked 6 x 1024 rows 3.0% faster at 6144 x 7168, level
-// at 7168 x 3072 and 4096 x 4096, 2.4% slower at 4096 x 2048; 32 x 192 rows 3.4% faster at
-// 6144 x 7168 and 1.6% to 3.2% slower at the other three; contiguous 4 x 8192 and 8 x 4096 from
-// 1.1% slower to 0.5% faster.
+// Pairs sharing B, with the 128 x 192 tile, at least two m-blocks, where they measured faster on
+// three machines (H100, 2026-11-27, pairs against the rule's unpaired 128 x 192, after chapter 10's
+// way out; NOTES.md, sections 19 and 20). Contiguous, where one group's B is at most 32 MB (N x K
+// <= 2^25 bytes of fp8): 0.2% to 1.5% faster at the six benchmark shapes of that size, while at
+// 6144 x 7168 (44 MB) they read level to 1.7% slower. Masked, where B is more than 32 MB (level to
+// 3% faster), or where a group is expected to fill four tiles or more and K is 3072 or more: 6 x
+// 1024 rows 1.1% to 3.6% faster at 7168 x 3072 and 4096 x 4096, 1.1% to 1.5% slower at 4096 x 2048;
+// 32 x 192 rows 0.6% to 2.0% slower at every B of 32 MB or less. The thresholds lie between the
+// shapes measured; they are read off those 16 shapes, not derived.
 inline bool pairs_for(const GroupedShape& g, Tile t, int num_sms = gemm::kH100Sms) {
-  return g.layout == Layout::Masked && t == kPairedTile &&
-         g.shape.n * g.shape.k > (int64_t(1) << 25) && num_sms >= 2;
+  if (!(t == kPairedTile) || num_sms < 2) return false;
+  const bool large_b = g.shape.n * g.shape.k > (int64_t(1) << 25);
+  if (g.layout == Layout::Contiguous) return !large_b && g.shape.m > kPairedTile.block_m;
+  return large_b || (g.expected() >= 4 * kPairedTile.block_m && g.shape.k >= 3072);
 }
 
 // CH15_PAIRS, the environment's override: "on" or "off"; nullptr or "" leaves the rule's. "on"
