@@ -7,7 +7,7 @@
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
-the previous committed run, on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+the committed run, on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -28,42 +28,41 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 # A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM on our H100 SXM, both releases on the machine of the run committed on the morning of
-# 2026-11-27, right after it, in the same lease; the run committed since (the afternoon, after
-# chapter 10's new exit) is from another machine (docs/method.md): TFLOPS by CUDA events with an 8 GiB flush before each
-# run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
+# DeepGEMM on our H100 SXM, both releases on the machine of the committed run (2026-11-27, evening),
+# right after it, in the same lease (docs/method.md): TFLOPS by CUDA events with an 8 GiB flush
+# before each run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
 # column (CUPTI) compares with.
 # Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
 DEEPGEMM = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 134, "64x24576x1536": 212, "64x32768x512": 160, "64x7168x16384": 273,
-        "64x4096x7168": 185, "64x7168x2048": 160, "128x2112x7168": 246, "128x24576x1536": 401,
-        "128x32768x512": 296, "128x7168x16384": 501, "128x4096x7168": 334, "128x7168x2048": 287,
-        "4096x2112x7168": 1110, "4096x24576x1536": 1257, "4096x32768x512": 925,
-        "4096x7168x16384": 1472, "4096x4096x7168": 1408, "4096x7168x2048": 1204,
+        "64x2112x7168": 134, "64x24576x1536": 212, "64x32768x512": 161, "64x7168x16384": 273,
+        "64x4096x7168": 186, "64x7168x2048": 159, "128x2112x7168": 247, "128x24576x1536": 401,
+        "128x32768x512": 298, "128x7168x16384": 511, "128x4096x7168": 337, "128x7168x2048": 289,
+        "4096x2112x7168": 1118, "4096x24576x1536": 1266, "4096x32768x512": 926,
+        "4096x7168x16384": 1477, "4096x4096x7168": 1409, "4096x7168x2048": 1204,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 149, "64x24576x1536": 209, "64x32768x512": 160, "64x7168x16384": 271,
-        "64x4096x7168": 195, "64x7168x2048": 158, "128x2112x7168": 286, "128x24576x1536": 398,
-        "128x32768x512": 287, "128x7168x16384": 529, "128x4096x7168": 385, "128x7168x2048": 291,
-        "4096x2112x7168": 1258, "4096x24576x1536": 1293, "4096x32768x512": 998,
-        "4096x7168x16384": 1476, "4096x4096x7168": 1420, "4096x7168x2048": 1265,
+        "64x2112x7168": 149, "64x24576x1536": 207, "64x32768x512": 158, "64x7168x16384": 267,
+        "64x4096x7168": 195, "64x7168x2048": 157, "128x2112x7168": 286, "128x24576x1536": 394,
+        "128x32768x512": 290, "128x7168x16384": 531, "128x4096x7168": 383, "128x7168x2048": 290,
+        "4096x2112x7168": 1260, "4096x24576x1536": 1285, "4096x32768x512": 997,
+        "4096x7168x16384": 1476, "4096x4096x7168": 1417, "4096x7168x2048": 1252,
     },
 }
 DEEPGEMM_KERNEL = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 157, "64x24576x1536": 234, "64x32768x512": 191, "64x7168x16384": 286,
-        "64x4096x7168": 209, "64x7168x2048": 194, "128x2112x7168": 287, "128x24576x1536": 441,
-        "128x32768x512": 351, "128x7168x16384": 526, "128x4096x7168": 369, "128x7168x2048": 344,
-        "4096x2112x7168": 1136, "4096x24576x1536": 1272, "4096x32768x512": 938,
-        "4096x7168x16384": 1478, "4096x4096x7168": 1423, "4096x7168x2048": 1232,
+        "64x2112x7168": 159, "64x24576x1536": 234, "64x32768x512": 193, "64x7168x16384": 285,
+        "64x4096x7168": 207, "64x7168x2048": 195, "128x2112x7168": 287, "128x24576x1536": 442,
+        "128x32768x512": 348, "128x7168x16384": 532, "128x4096x7168": 374, "128x7168x2048": 347,
+        "4096x2112x7168": 1145, "4096x24576x1536": 1275, "4096x32768x512": 940,
+        "4096x7168x16384": 1482, "4096x4096x7168": 1426, "4096x7168x2048": 1241,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 178, "64x24576x1536": 231, "64x32768x512": 191, "64x7168x16384": 279,
-        "64x4096x7168": 219, "64x7168x2048": 192, "128x2112x7168": 343, "128x24576x1536": 436,
-        "128x32768x512": 329, "128x7168x16384": 548, "128x4096x7168": 429, "128x7168x2048": 343,
-        "4096x2112x7168": 1290, "4096x24576x1536": 1308, "4096x32768x512": 1011,
-        "4096x7168x16384": 1477, "4096x4096x7168": 1442, "4096x7168x2048": 1300,
+        "64x2112x7168": 180, "64x24576x1536": 232, "64x32768x512": 190, "64x7168x16384": 281,
+        "64x4096x7168": 221, "64x7168x2048": 192, "128x2112x7168": 342, "128x24576x1536": 436,
+        "128x32768x512": 331, "128x7168x16384": 548, "128x4096x7168": 434, "128x7168x2048": 346,
+        "4096x2112x7168": 1290, "4096x24576x1536": 1301, "4096x32768x512": 1012,
+        "4096x7168x16384": 1482, "4096x4096x7168": 1437, "4096x7168x2048": 1296,
     },
 }
 # The top README names DeepGEMM's releases without commit hashes (docs/method.md has them).
@@ -93,41 +92,41 @@ SMALL_GROUP_ROWS = 64
 # 8 GiB flush before each run, median of 30; by the kernel alone (PyTorch's profiler); GB/s by the
 # events.
 DEEPGEMM_GROUPED = {
-    "contiguous/4x8192/6144x7168": 1439, "contiguous/4x8192/7168x3072": 1388,
-    "contiguous/4x8192/4096x4096": 1379, "contiguous/4x8192/4096x2048": 1308,
-    "contiguous/8x4096/6144x7168": 1426, "contiguous/8x4096/7168x3072": 1371,
-    "contiguous/8x4096/4096x4096": 1368, "contiguous/8x4096/4096x2048": 1287,
-    "masked/32x192/6144x7168": 887, "masked/32x192/7168x3072": 811, "masked/32x192/4096x4096": 814,
+    "contiguous/4x8192/6144x7168": 1448, "contiguous/4x8192/7168x3072": 1387,
+    "contiguous/4x8192/4096x4096": 1383, "contiguous/4x8192/4096x2048": 1306,
+    "contiguous/8x4096/6144x7168": 1435, "contiguous/8x4096/7168x3072": 1371,
+    "contiguous/8x4096/4096x4096": 1367, "contiguous/8x4096/4096x2048": 1286,
+    "masked/32x192/6144x7168": 888, "masked/32x192/7168x3072": 813, "masked/32x192/4096x4096": 817,
     "masked/32x192/4096x2048": 736, "masked/6x1024/6144x7168": 1326,
-    "masked/6x1024/7168x3072": 1270, "masked/6x1024/4096x4096": 1235,
-    "masked/6x1024/4096x2048": 1107, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 102,
+    "masked/6x1024/7168x3072": 1273, "masked/6x1024/4096x4096": 1234,
+    "masked/6x1024/4096x2048": 1114, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 102,
     "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95, "masked/6x20/6144x7168": 99,
-    "masked/6x20/7168x3072": 85, "masked/6x20/4096x4096": 78, "masked/6x20/4096x2048": 66,
+    "masked/6x20/7168x3072": 86, "masked/6x20/4096x4096": 79, "masked/6x20/4096x2048": 65,
 }
 DEEPGEMM_GROUPED_KERNEL = {
-    "contiguous/4x8192/6144x7168": 1440, "contiguous/4x8192/7168x3072": 1391,
-    "contiguous/4x8192/4096x4096": 1383, "contiguous/4x8192/4096x2048": 1311,
-    "contiguous/8x4096/6144x7168": 1427, "contiguous/8x4096/7168x3072": 1373,
-    "contiguous/8x4096/4096x4096": 1375, "contiguous/8x4096/4096x2048": 1291,
-    "masked/32x192/6144x7168": 889, "masked/32x192/7168x3072": 817, "masked/32x192/4096x4096": 822,
-    "masked/32x192/4096x2048": 741, "masked/6x1024/6144x7168": 1329,
-    "masked/6x1024/7168x3072": 1280, "masked/6x1024/4096x4096": 1252,
+    "contiguous/4x8192/6144x7168": 1451, "contiguous/4x8192/7168x3072": 1387,
+    "contiguous/4x8192/4096x4096": 1387, "contiguous/4x8192/4096x2048": 1315,
+    "contiguous/8x4096/6144x7168": 1437, "contiguous/8x4096/7168x3072": 1375,
+    "contiguous/8x4096/4096x4096": 1371, "contiguous/8x4096/4096x2048": 1295,
+    "masked/32x192/6144x7168": 890, "masked/32x192/7168x3072": 817, "masked/32x192/4096x4096": 824,
+    "masked/32x192/4096x2048": 746, "masked/6x1024/6144x7168": 1331,
+    "masked/6x1024/7168x3072": 1281, "masked/6x1024/4096x4096": 1248,
     "masked/6x1024/4096x2048": 1139, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 103,
     "masked/32x20/4096x4096": 104, "masked/32x20/4096x2048": 97, "masked/6x20/6144x7168": 101,
-    "masked/6x20/7168x3072": 88, "masked/6x20/4096x4096": 82, "masked/6x20/4096x2048": 70,
+    "masked/6x20/7168x3072": 89, "masked/6x20/4096x4096": 82, "masked/6x20/4096x2048": 70,
 }
 DEEPGEMM_GROUPED_GBPS = {
-    "contiguous/4x8192/6144x7168": 403, "contiguous/4x8192/7168x3072": 631,
-    "contiguous/4x8192/4096x4096": 587, "contiguous/4x8192/4096x2048": 875,
-    "contiguous/8x4096/6144x7168": 484, "contiguous/8x4096/7168x3072": 705,
-    "contiguous/8x4096/4096x4096": 663, "contiguous/8x4096/4096x2048": 938,
-    "masked/32x192/6144x7168": 2516, "masked/32x192/7168x3072": 2441,
-    "masked/32x192/4096x4096": 2426, "masked/32x192/4096x2048": 2374,
-    "masked/6x1024/6144x7168": 930, "masked/6x1024/7168x3072": 1113,
-    "masked/6x1024/4096x4096": 1046, "masked/6x1024/4096x2048": 1208,
-    "masked/32x20/6144x7168": 2851, "masked/32x20/7168x3072": 2655, "masked/32x20/4096x4096": 2678,
-    "masked/32x20/4096x2048": 2506, "masked/6x20/6144x7168": 2522, "masked/6x20/7168x3072": 2188,
-    "masked/6x20/4096x4096": 2005, "masked/6x20/4096x2048": 1694,
+    "contiguous/4x8192/6144x7168": 406, "contiguous/4x8192/7168x3072": 630,
+    "contiguous/4x8192/4096x4096": 588, "contiguous/4x8192/4096x2048": 874,
+    "contiguous/8x4096/6144x7168": 487, "contiguous/8x4096/7168x3072": 705,
+    "contiguous/8x4096/4096x4096": 663, "contiguous/8x4096/4096x2048": 937,
+    "masked/32x192/6144x7168": 2519, "masked/32x192/7168x3072": 2446,
+    "masked/32x192/4096x4096": 2437, "masked/32x192/4096x2048": 2373,
+    "masked/6x1024/6144x7168": 930, "masked/6x1024/7168x3072": 1115,
+    "masked/6x1024/4096x4096": 1045, "masked/6x1024/4096x2048": 1215,
+    "masked/32x20/6144x7168": 2852, "masked/32x20/7168x3072": 2654, "masked/32x20/4096x4096": 2677,
+    "masked/32x20/4096x2048": 2505, "masked/6x20/6144x7168": 2519, "masked/6x20/7168x3072": 2203,
+    "masked/6x20/4096x4096": 2012, "masked/6x20/4096x2048": 1688,
 }
 # Its GB/s by the kernel alone: the same bytes over the kernel's time, from its two TFLOPS figures.
 DEEPGEMM_GROUPED_GBPS_KERNEL = {
@@ -360,8 +359,8 @@ def grouped_markdown(grouped):
         "## Grouped",
         "",
         f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
-        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method after the",
-        "previous committed run, on its machine ([method.md](method.md)), and against chapter",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method right after",
+        "this run, on its machine ([method.md](method.md)), and against chapter",
         "13's dense kernel",
         "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
         "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
@@ -426,8 +425,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         "## The last chapter against the best peer",
         "",
         "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
-        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method after the previous",
-        "committed run, on its machine ([method.md](method.md)); DeepGEMM's published H800",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method right after this",
+        "run, on its machine ([method.md](method.md)); DeepGEMM's published H800",
         "figures, the stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
         f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
@@ -473,7 +472,7 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
     if grouped:
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
-    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, right after the previous committed run, on "
+    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, right after this run, on "
             "its machine (2026-11-27), events, 8 GiB flush, median of 30 ([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
@@ -695,7 +694,7 @@ def grouped_label(shape):
 
 
 def grouped_source_line(run, link):
-    return ("DeepGEMM 2.6.1: measured on our H100 after the previous committed run, on its "
+    return ("DeepGEMM 2.6.1: measured on our H100 right after this run, on its "
             f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
             "count valid rows only. " + source_line(run, link))
 
@@ -765,7 +764,7 @@ def table_block(run, name, shapes, link):
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
-            "same run; DeepGEMM 2.6.1: measured on our H100 after the previous committed run, on its "
+            "same run; DeepGEMM 2.6.1: measured on our H100 right after this run, on its "
             f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
             + source_line(run, link))
     return "\n".join(lines) + "\n\n" + note
@@ -844,7 +843,7 @@ def standing_block(run):
         out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
                    f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
                    "device-to-device copy reaches on our H100.")
-    out.append(f"- DeepGEMM's figures: measured on our H100 after the previous committed run, on "
+    out.append(f"- DeepGEMM's figures: measured on our H100 right after this run, on "
                f"its machine ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
                + source_line(run, "docs/progression.md"))
     return "\n".join(out)
