@@ -68,7 +68,9 @@ TEST(Chapter11, ConfigurationOfTheBenchmarkShapes) {
       EXPECT_EQ(c.variant.block_n, ch07::best_block_n_among(ch11::kBlockNChoices256, e.shape, 256))
           << what;
     }
-    if (e.shape.m == 4096 && e.block_m == 128) EXPECT_EQ(c.variant.block_n, 192) << what;
+    if (e.shape.m == 4096 && e.block_m == 128) {
+      EXPECT_EQ(c.variant.block_n, 192) << what;
+    }
     // Small M fills the SMs with narrow tiles: at least 112 of 132 SMs get a tile.
     if (e.shape.m <= 128) {
       EXPECT_GE(c.tiles_m * c.tiles_n, 112) << what;
@@ -111,9 +113,11 @@ TEST(Chapter11, TheRules) {
   // The slack: 33920 x 4096 (chapter 15's contiguous groups), 0.952 against 0.973.
   EXPECT_EQ(ch11::block_m_for({33920, 4096, 4096}), 128);
   // At M <= 128 the widths stay chapter 07's: no 192.
-  for (const gemm::Shape& s : gemm::kDeepGemmShapes)
-    if (s.m <= 128)
+  for (const gemm::Shape& s : gemm::kDeepGemmShapes) {
+    if (s.m <= 128) {
       EXPECT_EQ(ch11::block_n_for(s, 128, 132), ch07::best_block_n(s, 128)) << s.str();
+    }
+  }
   // No cluster (step 3; README, "The heuristic, step by step"): not at the 256 x 128 tile either,
   // where the tiles pair up along N and the override still reaches multicast on A.
   for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024},

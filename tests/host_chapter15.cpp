@@ -876,8 +876,9 @@ TEST(Chapter15, ConfigurationOfTheBenchmarkShapes) {
     // Every shape of 192 rows a group or more runs chapter 11's 128 x 192 tile (README's table),
     // in pairs sharing B: contiguous but at 6144 x 7168, masked at 6144 x 7168 and, with 1024 rows,
     // at K of 3072 and 4096.
-    if (s.layout == Layout::Contiguous || s.expected() > 128)
+    if (s.layout == Layout::Contiguous || s.expected() > 128) {
       EXPECT_EQ(c.tile, (ch15::Tile{128, 192})) << what;
+    }
     const bool paired = s.layout == Layout::Contiguous
                             ? s.shape.n != 6144
                             : s.expected() > 128 && (s.shape.n == 6144 ||
