@@ -137,7 +137,17 @@ void row(const char* loop, const char* start, int sms) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // No options: the rows are fixed (the comment at the top of this file says what each measures).
+  if (argc > 1) {
+    const bool help = std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h";
+    std::printf(
+        "usage: %s\n  the K loop alone, two warpgroups per SM, no memory traffic: how busy "
+        "the tensor pipe stays, by the phase between the warpgroups (no options)\n",
+        argv[0]);
+    if (!help) std::fprintf(stderr, "phase_probe: unknown argument '%s'\n", argv[1]);
+    return help ? 0 : 1;
+  }
   if (std::string why = gemm::hopper_unavailable_reason(); !why.empty()) {
     std::printf("phase_probe: cannot run: %s\n", why.c_str());
     return 2;
