@@ -9,8 +9,9 @@
 // Each row runs one CTA of two warpgroups per SM (one for "alone"), 2000 K blocks, from 64 KB of
 // shared memory that never changes (e4m3 1.0, the 128-byte swizzle of the kernels' tiles), and
 // reads each warpgroup's cycles from clock64: busy = the wgmmas' cycles at the full rate (N / 2
-// cycles of the SM per m64nNk32: 8192 fp8 FLOPs a cycle) over the slower warpgroup's cycles,
-// averaged over the SMs, the best of three launches. The starts:
+// cycles of the SM per m64nNk32, 8192 fp8 FLOPs a cycle: the rate the two warpgroups reach to the
+// cycle without the promotion, chapter 13's NOTES.md) over the slower warpgroup's cycles, averaged
+// over the SMs, the best of three launches. The starts:
 //   together   both warpgroups begin at once (after __syncthreads), as the kernels' do
 //   1 late     warpgroup 1 begins 300 cycles after warpgroup 0 (a group of 128 x 128 is 256)
 //   turns      warpgroup 1 issues each group only once warpgroup 0's group is half done, and
