@@ -220,6 +220,11 @@ __global__ void __launch_bounds__(kNumThreads, 1)
     const int64_t live = rows_left <= 0 ? 0 : (rows_left + 127) / 128;
     const int live_subtiles = live < kSubtiles ? int(live) : kSubtiles;
 
+    // The shared addresses of this thread's scales in stage 0, converted once: scale A of its two
+    // rows and scale B. A stage or a sub-tile only adds a constant (ptx::ld_shared_f32).
+    const uint32_t scale_a_lo = ptx::shared_address(smem_sa + row_lo);
+    const uint32_t scale_a_hi = ptx::shared_address(smem_sa + row_hi);
+    const uint32_t scale_b0 = ptx::shared_address(smem_sb);
     // The descriptors of stage 0, built once. A stage, a sub-tile or a k32 step only moves the
     // start address, and the start address is the descriptor's low bits in 16-byte units
     // (ptx::encode): so each wgmma's descriptor is one addition to these.
@@ -238,27 +243,20 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
-        // This block's scale products, read from the stage. With two sub-tiles, once the first
-        // one's wgmmas are issued: their shared-memory latency then hides behind the tensor core,
-        // delaying neither the issue nor the promotion. With one, before the issue: after it,
-        // ptxas interleaves the loads with the wgmmas and holds the second wgmma for them
-        // (chapter 06's NOTES.md, "8. Scale B through the stage (2026-11-24)").
-        float scale_lo[kSubtiles], scale_hi[kSubtiles];
-        float scale_lo_2[kSubtiles], scale_hi_2[kSubtiles];
-        const auto read_scales = [&]() __attribute__((always_inline)) {
-          const float* scale_a = smem_sa + stage * BLOCK_M;
-          const float scale_b = smem_sb[2 * stage], scale_b_2 = smem_sb[2 * stage + 1];
+        // This block's scales, read from the stage as soon as it has landed, before the wgmmas are
+        // issued: the loads' latency hides behind the tensor core, and the products are formed in
+        // the promotion, after the wait (chapter 06's NOTES.md, "9. The scales read first
+        // (2026-11-27)").
+        float a_lo[kSubtiles], a_hi[kSubtiles];  // scale A of this thread's rows lo and hi
 #pragma unroll
-          for (int sub = 0; sub < kSubtiles; ++sub) {
-            scale_lo[sub] = scale_a[row_lo + sub * 128] * scale_b;
-            scale_hi[sub] = scale_a[row_hi + sub * 128] * scale_b;
-            scale_lo_2[sub] = scale_a[row_lo + sub * 128] * scale_b_2;
-            scale_hi_2[sub] = scale_a[row_hi + sub * 128] * scale_b_2;
-          }
-        };
+        for (int sub = 0; sub < kSubtiles; ++sub) {
+          const uint32_t offset = 4 * (stage * BLOCK_M + sub * 128);  // bytes
+          a_lo[sub] = ptx::ld_shared_f32(scale_a_lo + offset);
+          a_hi[sub] = ptx::ld_shared_f32(scale_a_hi + offset);
+        }
+        const float2 scale_b = ptx::ld_shared_v2_f32(scale_b0 + 8 * stage);
         // The stage's offsets from stage 0, in the descriptors' 16-byte units.
         const uint32_t stage_a = stage * (kTileBytesA / 16), stage_b = stage * (kTileBytesB / 16);
-        if constexpr (kSubtiles == 1) read_scales();
 
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
@@ -285,7 +283,6 @@ __global__ void __launch_bounds__(kNumThreads, 1)
             Wgmma::mma(desc_a, desc_b, acc, kk > 0);  // each K block starts from zero
           }
           ptx::wgmma_commit_group();
-          if (kSubtiles > 1 && sub == 0) read_scales();
           // Wait for this stage's wgmmas before releasing it: they read the stage's shared memory
           // asynchronously, and the producer may overwrite it as soon as the empty barrier
           // completes. (Keeping one group in flight would need a second `acc`: no registers are
@@ -300,11 +297,13 @@ __global__ void __launch_bounds__(kNumThreads, 1)
           // Promotion, on the CUDA cores: one FFMA per accumulator. Register r belongs to the
           // 8-column group r / 4; the former groups take the first block's scale.
           float* final_sub = final_acc + sub * Wgmma::kAccumulators;
+          const float scale_lo = a_lo[sub] * scale_b.x, scale_hi = a_hi[sub] * scale_b.x;
+          const float scale_lo_2 = a_lo[sub] * scale_b.y, scale_hi_2 = a_hi[sub] * scale_b.y;
 #pragma unroll
           for (int r = 0; r < Wgmma::kAccumulators; ++r) {
             const bool former = r / 4 < kNumFormerIters;
-            const float scale = row_half(r) == 0 ? (former ? scale_lo[sub] : scale_lo_2[sub])
-                                                 : (former ? scale_hi[sub] : scale_hi_2[sub]);
+            const float scale = row_half(r) == 0 ? (former ? scale_lo : scale_lo_2)
+                                                 : (former ? scale_hi : scale_hi_2);
             final_sub[r] = fmaf(acc[r], scale, final_sub[r]);
           }
         }
