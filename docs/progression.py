@@ -7,7 +7,7 @@
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
-the committed run, on its machine; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+an earlier committed run, on its machine: DEEPGEMM_WHERE; and as published for the H800) are quoted, labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -28,11 +28,17 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 # A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM on our H100 SXM, both releases on the machine of the committed run (2026-11-27, evening),
-# right after it, in the same lease (docs/method.md): TFLOPS by CUDA events with an 8 GiB flush
-# before each run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only
-# column (CUPTI) compares with.
+# DeepGEMM on our H100 SXM, both releases measured right after the committed run of 2026-11-27
+# (evening, session 15), on its machine, in the same lease (docs/method.md); the committed run is
+# now a later one, from another machine (DEEPGEMM_WHERE says so in the text). TFLOPS by CUDA events
+# with an 8 GiB flush before each run, median of 30; and by the kernel alone (PyTorch's profiler),
+# what this benchmark's kernel-only column (CUPTI) compares with.
 # Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
+# Where the figures below were measured, as the generated text says it (docs/method.md, "Both on
+# the committed run's machine, right after it"): beside the committed run of commit 2221112
+# (`git show 2221112:docs/progression.md`). Say "right after this run, on its machine" only when
+# they are remeasured beside the committed run.
+DEEPGEMM_WHERE = "beside the run of 2221112, on its machine"
 DEEPGEMM = {
     "DeepGEMM 8dfa329": {
         "64x2112x7168": 134, "64x24576x1536": 212, "64x32768x512": 161, "64x7168x16384": 273,
@@ -359,8 +365,8 @@ def grouped_markdown(grouped):
         "## Grouped",
         "",
         f"Chapter {chapter[:2]}'s grouped GEMM (`{chapter}`), every group in one launch, against",
-        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method right after",
-        "this run, on its machine ([method.md](method.md)), and against chapter",
+        "DeepGEMM 2.6.1's grouped GEMMs, measured on our H100 by the same method",
+        f"{DEEPGEMM_WHERE} ([method.md](method.md)), and against chapter",
         "13's dense kernel",
         "launched once per group (`dense_per_group`, this run; its time includes the gaps between",
         "its launches). `groups x rows`: the groups and the rows each is expected to have, the",
@@ -425,8 +431,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
         "## The last chapter against the best peer",
         "",
         "TFLOPS by the events. The peers: cuBLASLt block-scaled and per-tensor (this run), and",
-        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method right after this",
-        "run, on its machine ([method.md](method.md)); DeepGEMM's published H800",
+        "DeepGEMM 8dfa329 and 2.6.1 measured on our H100 by the same method",
+        f"{DEEPGEMM_WHERE} ([method.md](method.md)); DeepGEMM's published H800",
         "figures, the stretch, beside them. GB/s, the measure for M = 64 and 128, against the",
         f"{COPY_GBPS} GB/s a device-to-device copy reaches on our H100 ([method.md](method.md)).",
         "",
@@ -472,8 +478,8 @@ def markdown(context, order, ablations, rows, shapes, grouped=None):
     if grouped:
         out += [f"- `{GROUPED_PEER}`: chapter 13's dense kernel launched once per group, one "
                 "launch after another in one timed run (the grouped shapes)"]
-    out += ["- DeepGEMM 8dfa329 and 2.6.1: on our H100, right after this run, on "
-            "its machine (2026-11-27), events, 8 GiB flush, median of 30 ([method.md](method.md))"
+    out += [f"- DeepGEMM 8dfa329 and 2.6.1: on our H100, {DEEPGEMM_WHERE}, "
+            "events, 8 GiB flush, median of 30 ([method.md](method.md))"
             + ("; 2.6.1's grouped GEMMs in the same call" if grouped else ""),
             "- DeepGEMM H800: its README of April 2025 ([method.md](method.md); not measured here)"]
     return "\n".join(out) + "\n"
@@ -694,8 +700,8 @@ def grouped_label(shape):
 
 
 def grouped_source_line(run, link):
-    return ("DeepGEMM 2.6.1: measured on our H100 right after this run, on its "
-            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
+    return (f"DeepGEMM 2.6.1: measured on our H100 {DEEPGEMM_WHERE} "
+            f"([docs/method.md]({link.replace('progression.md', 'method.md')})); TFLOPS and GB/s "
             "count valid rows only. " + source_line(run, link))
 
 
@@ -764,8 +770,8 @@ def table_block(run, name, shapes, link):
         lines.append("| " + " | ".join(cells) + " |")
     note = ("TFLOPS by CUDA events; " + ("`[...]`: this chapter with one choice forced (its "
             "ablations); " if abl_cols else "") + "best cuBLASLt: block-scaled or per-tensor, the "
-            "same run; DeepGEMM 2.6.1: measured on our H100 right after this run, on its "
-            f"machine ([docs/method.md]({link.replace('progression.md', 'method.md')})). "
+            f"same run; DeepGEMM 2.6.1: measured on our H100 {DEEPGEMM_WHERE} "
+            f"([docs/method.md]({link.replace('progression.md', 'method.md')})). "
             + source_line(run, link))
     return "\n".join(lines) + "\n\n" + note
 
@@ -843,8 +849,8 @@ def standing_block(run):
         out.append(f"- At {pretty(SMALL_HEADLINE)}, where the work is a stream of B: {small:.0f} "
                    f"GB/s by events, {small / COPY_GBPS:.2f} of the {COPY_GBPS} GB/s a "
                    "device-to-device copy reaches on our H100.")
-    out.append(f"- DeepGEMM's figures: measured on our H100 right after this run, on "
-               f"its machine ([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
+    out.append(f"- DeepGEMM's figures: measured on our H100 {DEEPGEMM_WHERE} "
+               f"([docs/method.md](docs/method.md)); cuBLASLt's: the same run. "
                + source_line(run, "docs/progression.md"))
     return "\n".join(out)
 

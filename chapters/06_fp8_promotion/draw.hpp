@@ -40,7 +40,7 @@ inline void draw_subtiles(const std::string& path) {
   // One K block of warpgroup w at 256 rows, left to right.
   const double y1 = y0 + 256 * row_h + 40, box_h = 22;
   s.text(20, y1 - 8, 11, "one K block of one warpgroup (256 rows), in order:");
-  const char* steps[] = {"wait full[s]", "scale products",        "wgmma sub 0 -> acc",
+  const char* steps[] = {"wait full[s]", "load scales",           "wgmma sub 0 -> acc",
                          "wait",         "promote -> final[0..]", "wgmma sub 1 -> acc",
                          "wait",         "arrive empty[s]",       "promote -> final[64..]"};
   const int colour[] = {7, 5, 2, 7, 4, 2, 7, 6, 4};

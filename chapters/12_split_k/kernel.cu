@@ -385,7 +385,7 @@ __global__ void __launch_bounds__(TileConfig<BLOCK_M, BLOCK_N, kSplit>::kNumThre
 
           // This block's scales, read from the stage as soon as it has landed, before the wgmmas
           // are issued: the loads' latency hides behind the tensor core, and the products are
-          // formed in the promotion, after the wait (chapter 06's NOTES.md, "9. The scales read
+          // formed in the promotion, after the wait (chapter 06's NOTES.md, "13. The scales read
           // first (2026-11-27)").
           float a_lo[kSubtiles], a_hi[kSubtiles];  // scale A of this thread's rows lo and hi
 #pragma unroll
