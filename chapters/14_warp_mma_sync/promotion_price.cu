@@ -10,6 +10,9 @@
 // namespace of its own (ch14_promote32), changed in one thing (marked "Chapter 14: the one
 // change"): each wgmma k32 step is its own commit group, waited for and promoted at once, with the
 // block's scales. Four promotions per K block instead of one, the same products, the same scales.
+// The restated kernel is chapter 06's of 2026-11-26 (commit 25f76db): since 2026-11-27 chapter 06
+// reads its scales first, by ld.shared (its NOTES.md, section 13), worth 0.1% to 1.2% there; the
+// copy keeps the generic-pointer reads, so a timing beside today's chapter 06 carries that too.
 //
 //   promotion_price                        check the copy, then time it beside chapter 06 at
 //                                          4096x7168x16384, 4096x2112x7168, 128x7168x16384 and
