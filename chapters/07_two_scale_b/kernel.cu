@@ -229,10 +229,10 @@ __global__ void __launch_bounds__(kNumThreads, 1)
         ptx::mbarrier_wait(&full_barriers[stage], phase, "full_barrier");
         gemm::trace_stamp<kTrace>(args.trace, gemm::kTraceFullDone, warpgroup, kb);
 
-        // This block's scales, read from the stage as soon as it has landed, before the wgmmas are
-        // issued: the loads' latency hides behind the tensor core, and the products are formed in
-        // the promotion, after the wait (chapter 06's NOTES.md, "13. The scales read first
-        // (2026-11-27)").
+        // This block's scales, read from the stage as soon as it has landed, before the wgmmas
+        // are issued: the loads' latency hides behind the tensor core, and the products are
+        // formed in the promotion, after the wait (chapter 06's NOTES.md, "13. The scales read
+        // first (2026-11-27)").
         float a_lo[kSubtiles], a_hi[kSubtiles];  // scale A of this thread's rows lo and hi
 #pragma unroll
         for (int sub = 0; sub < kSubtiles; ++sub) {
