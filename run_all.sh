@@ -137,9 +137,13 @@ if [ "$sanitizers" = 1 ]; then
       # 256 x 96 tiles.
       [[ "$name" == 10_* ]] && shapes+=("257 1024 1024 - B")
       [[ "$name" == 11_* ]] && shapes+=("257 1168 1024 256 B")
-      # Chapters 11 and 12's own 256 x 128 tile with multicast on A, its last row of tiles with a
-      # sub-tile wholly past M (the K loop's copy that tests for it).
+      # Chapters 11 and 12's own 256 x 128 tile, its last row of tiles with a sub-tile wholly past
+      # M (the K loop's copy that tests for it); in chapter 11 also with multicast on A.
       [[ "$name" =~ ^(11|12)_ ]] && shapes+=("1900 4096 640")
+      [[ "$name" == 11_* ]] && shapes+=("1900 4096 640 - A")
+      # Chapters 12 and 13's 256 x 128 tile with multicast on A, as chapter 11's step 3 takes it
+      # (K >= 8192, 4 waves of tiles: 8 x 64 tiles on 132 SMs); racecheck takes about 9 s.
+      [[ "$name" =~ ^(12|13)_ ]] && shapes+=("2048 8192 8192")
       # Chapter 11's 128 x 192 tile, the rule's at 1025 x 2296 (9 x 12 tiles, the last row 1 row
       # high, the last column 184 wide), in chapters 11 to 13, and with multicast on A.
       [[ "$name" =~ ^(11|12|13)_ ]] && shapes+=("1025 2296 640")

@@ -42,6 +42,7 @@ void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
 namespace ch11 {
 void gemm(const gemm::GemmArgs&, cudaStream_t);
 void gemm_tile_ch07(const gemm::GemmArgs&, cudaStream_t);
+void gemm_multicast_off(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_a(const gemm::GemmArgs&, cudaStream_t);
 void gemm_multicast_b(const gemm::GemmArgs&, cudaStream_t);
 void gemm_block_m_64(const gemm::GemmArgs&, cudaStream_t);
@@ -194,9 +195,11 @@ const std::vector<Chapter>& chapters() {
        .max_rel_diff = kRelDiffTensorCore,
        .records_trace = true,
        // Chapters 06-10's tile without a cluster: what the configuration's tile is worth. Then
-       // the heuristic with the multicast forced (A, B: what chapter 10's clusters would add) and
-       // with BLOCK_M forced: 64 rows at M = 128, the 128-row tiles at M = 4096, 256 everywhere.
+       // the heuristic with the multicast forced (off: what step 3's multicast on A is worth
+       // where it takes it; A, B: what chapter 10's clusters would add elsewhere) and with
+       // BLOCK_M forced: 64 rows at M = 128, the 128-row tiles at M = 4096, 256 everywhere.
        .ablations = {{"tile=ch07", ch11::gemm_tile_ch07},
+                     {"multicast=off", ch11::gemm_multicast_off},
                      {"multicast=A", ch11::gemm_multicast_a},
                      {"multicast=B", ch11::gemm_multicast_b},
                      {"block_m=64", ch11::gemm_block_m_64},

@@ -44,7 +44,7 @@ const Expected kExpected[] = {
     {{4096, 2112, 7168}, 128, 192, Multicast::None, 4, 1, 118},
     {{4096, 24576, 1536}, 128, 192, Multicast::None, 4, 16, 132},
     {{4096, 32768, 512}, 128, 192, Multicast::None, 4, 16, 132},
-    {{4096, 7168, 16384}, 256, 128, Multicast::None, 3, 8, 128},
+    {{4096, 7168, 16384}, 256, 128, Multicast::A, 3, 8, 128},
     {{4096, 4096, 7168}, 256, 128, Multicast::None, 3, 8, 128},
     {{4096, 7168, 2048}, 256, 128, Multicast::None, 3, 8, 128},
 };
@@ -82,8 +82,8 @@ TEST(Chapter11, ConfigurationOfTheBenchmarkShapes) {
 TEST(Chapter11, DescribeNamesEveryChoice) {
   const gemm::Shape s{4096, 7168, 16384};
   const std::string line = ch11::describe(s, ch11::choose_config(s));
-  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast off (cluster of 1)", "3 stages",
-                           "16 x 56 tiles", "7 waves", "over 16 x 56 tiles", "group 8", "128 CTAs"})
+  for (const char* part : {"BLOCK_M 256", "BLOCK_N 128", "multicast A (cluster of 2)", "3 stages",
+                           "16 x 56 tiles", "7 waves", "over 16 x 28 pairs", "group 8", "128 CTAs"})
     EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
 }
 
@@ -118,8 +118,9 @@ TEST(Chapter11, TheRules) {
       EXPECT_EQ(ch11::block_n_for(s, 128, 132), ch07::best_block_n(s, 128)) << s.str();
     }
   }
-  // No cluster (step 3; README, "The heuristic, step by step"): not at the 256 x 128 tile either,
-  // where the tiles pair up along N and the override still reaches multicast on A.
+  // No cluster (step 3; README, "The heuristic, step by step") where K is short (1024), where the
+  // tiles do not pair up along N (55 columns), on the 128 x 192 tile and at M <= 128; the override
+  // still reaches multicast on A.
   for (const gemm::Shape& s : {gemm::Shape{4096, 7168, 1024}, gemm::Shape{4097, 7168, 1024},
                                gemm::Shape{4096, 7040, 16384}, gemm::Shape{4096, 2112, 7168},
                                gemm::Shape{64, 2112, 7168}, gemm::Shape{128, 4096, 7168}}) {
@@ -137,6 +138,49 @@ TEST(Chapter11, TheRules) {
   const ch11::Config d = ch11::choose_config({4096, 7168, 1024}, 114);
   EXPECT_LE(d.grid, 114);
   EXPECT_EQ(d.grid % d.cluster_size, 0);
+}
+
+// Step 3's rule (multicast_for): multicast on A on the 256 x 128 tile where K >= 8192, the tiles
+// make 4 waves or more and pair up along N. Each boundary on both sides, as the heuristic chooses.
+TEST(Chapter11, MulticastRule) {
+  struct Row {
+    gemm::Shape shape;
+    Multicast multicast;
+  };
+  const Row rows[] = {
+      {{4096, 7168, 16384}, Multicast::A},    // 16 x 56 tiles, 7 waves: the headline
+      {{4096, 7168, 8192}, Multicast::A},     // K at the threshold
+      {{4096, 7168, 8064}, Multicast::None},  // one K block below it
+      {{4096, 7168, 4096}, Multicast::None},
+      {{4096, 4096, 8192}, Multicast::A},      // 16 x 32 tiles, 512 > 3 x 132: 4 waves
+      {{2048, 8192, 16384}, Multicast::A},     // 8 x 64 tiles, 4 waves
+      {{8192, 2048, 16384}, Multicast::A},     // 32 x 16 tiles, 4 waves
+      {{2048, 4096, 16384}, Multicast::None},  // 8 x 32 tiles, 2 waves
+      {{4096, 2048, 16384}, Multicast::None},  // 16 x 16 tiles, 2 waves
+      {{4096, 7040, 16384}, Multicast::None},  // 55 columns of tiles: no pairs along N
+      {{4096, 2112, 7168}, Multicast::None},   // the 128 x 192 tile
+      {{8192, 6144, 16384}, Multicast::None},  // the 128 x 192 tile, long K
+      {{128, 7168, 16384}, Multicast::None},   // M <= 128
+  };
+  for (const Row& r : rows) {
+    const ch11::Config c = ch11::choose_config(r.shape);
+    const std::string what = ch11::describe(r.shape, c);
+    EXPECT_EQ(c.variant.multicast, r.multicast) << what;
+    EXPECT_EQ(c.cluster_size, r.multicast == Multicast::None ? 1 : 2) << what;
+    if (r.multicast == Multicast::A) {
+      EXPECT_EQ(c.variant.block_m, 256) << what;
+      EXPECT_EQ(c.variant.block_n, 128) << what;
+    }
+    EXPECT_EQ(ch11::multicast_for(r.shape, c.variant.block_m, c.variant.block_n), r.multicast)
+        << what;
+  }
+  // The waves count the device's SMs: 4096 x 4096 x 8192 is 4 waves on 132 SMs, 3 on 171.
+  EXPECT_EQ(ch11::multicast_for({4096, 4096, 8192}, 256, 128, 171), Multicast::None);
+  // One SM: no pair fits.
+  EXPECT_EQ(ch11::multicast_for({4096, 7168, 16384}, 256, 128, 1), Multicast::None);
+  // Off the 256 x 128 tile, never.
+  EXPECT_EQ(ch11::multicast_for({4096, 7168, 16384}, 256, 96), Multicast::None);
+  EXPECT_EQ(ch11::multicast_for({4096, 7168, 16384}, 128, 192), Multicast::None);
 }
 
 // CH11_MULTICAST: unset or empty keeps the choice; off, A and B replace step 3 where the tiles
@@ -176,11 +220,11 @@ TEST(Chapter11, BlockMOverride) {
     Multicast multicast;
     int stages, grid;
   };
-  // BLOCK_M = 256 at the six M = 4096 shapes; step 3 follows: no cluster.
+  // BLOCK_M = 256 at the six M = 4096 shapes; step 3 follows: multicast on A where K >= 8192.
   const Row rows[] = {{{4096, 2112, 7168}, 96, Multicast::None, 3, 118},
                       {{4096, 24576, 1536}, 128, Multicast::None, 3, 132},
                       {{4096, 32768, 512}, 128, Multicast::None, 3, 132},
-                      {{4096, 7168, 16384}, 128, Multicast::None, 3, 128},
+                      {{4096, 7168, 16384}, 128, Multicast::A, 3, 128},
                       {{4096, 4096, 7168}, 128, Multicast::None, 3, 128},
                       {{4096, 7168, 2048}, 128, Multicast::None, 3, 128}};
   for (const Row& r : rows) {

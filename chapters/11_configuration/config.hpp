@@ -17,16 +17,17 @@
 //    offered widths include the small ones. At M = 64 and 128 the small widths are what fill the
 //    SMs: 4096 / 32 = 128 tiles, 2112 / 16 = 132 tiles, one wave each. Above M = 128, 128-row
 //    tiles may also be 192 wide (kBlockNChoices128).
-// 3. Multicast: off. Chapter 10's 2-CTA clusters halve the L2 bytes of one operand, but the pair
-//    of CTAs waits on the slower of the two at every stage. With the promotion's turnaround as
-//    chapter 06 first had it they measured slower than no cluster at every tile this heuristic
-//    chooses; once chapter 06 shortened it, multicast on A at 256 x 128 gained 2-3% where K is
-//    long and this step took it there; since chapter 06 unrolled its K loop by the ring, no cluster
-//    is as fast or faster on every shape we timed (2026-11-24; NOTES.md,
-//    "Step 3, the multicast: off, then on A at 256 x 128, then off again"). Since chapter 10's new
-//    way out of a cluster (2026-11-27), a forced multicast is at most 1.1% ahead, within the run's
-//    spread, and up to 6.6% behind (NOTES.md, the same section). The override below still
-//    reaches every multicast.
+// 3. Multicast: on A where the tile is 256 x 128, K is 8192 or more and there are 4 or more
+//    waves of tiles (multicast_for); off everywhere else. Chapter 10's 2-CTA clusters halve the L2
+//    bytes of one operand, but the pair of CTAs waits on the slower of the two at every stage.
+//    With the promotion's turnaround as chapter 06 first had it they measured slower than no
+//    cluster at every tile this heuristic chooses; once chapter 06 shortened it, multicast on A at
+//    256 x 128 gained 2-3% where K is long; once chapter 06 unrolled its K loop by the ring, no
+//    cluster was as fast or faster on every shape timed (2026-11-24). Since chapter 06 reads its
+//    scales by ld.shared from addresses converted once (2026-11-27), multicast on A is ahead again
+//    on the 256 x 128 tile where K is long and the tiles run several waves, and behind on the
+//    128 x 192 tile (NOTES.md, "Step 3, the multicast", and its last two sections). The override
+//    below still reaches every multicast.
 // 4. Stages: as many as fit in the 227 KB of shared memory beside the D tile, at most kMaxStages.
 // 5. The order of the (pairs of) tiles: chapter 09's grouped order over the grid of pairs, with
 //    the group from ch09::pick_group, windows of as many pairs as run at once
@@ -180,9 +181,27 @@ inline Config make_config(const gemm::Shape& s, Variant v, int num_sms = ch09::k
   return c;
 }
 
-// Steps 2 and 3 for a given BLOCK_M (step 3: no cluster), then make_config.
+// Step 3: multicast on A where the tile is 256 x 128, K holds kMulticastAMinK or more and the
+// tiles make kMulticastAMinWaves waves or more, if they pair up along N; else no cluster. Measured
+// on two H100s (2026-11-27; NOTES.md, "Multicast of A, the rule"): at 4096 x 7168 x 16384 +0.9%
+// to +1.5%, at the other long-K shapes of that tile with 4 or more waves -0.1% to +1.5%; at K =
+// 4096, with 2 waves, and on the 128 x 192 tile, level or behind (to 4.8%).
+inline constexpr int64_t kMulticastAMinK = 8192;
+inline constexpr int64_t kMulticastAMinWaves = 4;
+constexpr Multicast multicast_for(const gemm::Shape& s, int block_m, int block_n,
+                                  int num_sms = ch09::kH100Sms) {
+  if (block_m != 256 || block_n != 128 || s.k < kMulticastAMinK) return Multicast::None;
+  const int tiles_m = int((s.m + block_m - 1) / block_m);
+  const int tiles_n = int((s.n + block_n - 1) / block_n);
+  if (!ch10::pairs_up(tiles_m, tiles_n, Multicast::A, num_sms)) return Multicast::None;
+  return ch07::waves(s, block_m, block_n, num_sms).waves >= kMulticastAMinWaves ? Multicast::A
+                                                                                : Multicast::None;
+}
+
+// Steps 2 and 3 for a given BLOCK_M, then make_config.
 inline Config config_for_block_m(const gemm::Shape& s, int block_m, int num_sms) {
-  return make_config(s, {block_m, block_n_for(s, block_m, num_sms), Multicast::None}, num_sms);
+  const int block_n = block_n_for(s, block_m, num_sms);
+  return make_config(s, {block_m, block_n, multicast_for(s, block_m, block_n, num_sms)}, num_sms);
 }
 
 // The heuristic: steps 1 to 3 choose the variant, make_config the rest.

@@ -9,9 +9,9 @@
 // - BLOCK_N from 16 to 160 by the waves of tiles over the SMs (the small widths fill the SMs at
 //   M = 64 and 128), and 96 or 128 at 256 rows;
 // - the stages by the shared-memory budget, up to kMaxStages;
-// - no multicast: since chapter 06's K loop is unrolled by the ring, chapter 10's clusters measure
-//   no faster than none at any shape timed (config.hpp); the override CH11_MULTICAST still reaches
-//   every multicast.
+// - multicast on A only at the 256 x 128 tile where K is long and the tiles run 4 waves or more,
+//   where chapter 10's clusters measure faster than none; elsewhere none (config.hpp, step 3);
+//   the override CH11_MULTICAST still reaches every multicast.
 // One compiled kernel per choice the heuristic can make (kVariants); the kernel itself is chapter
 // 10's, with the number of math warpgroups, the sub-tiles and the stages following the variant.
 #include <cstdlib>
@@ -563,6 +563,9 @@ void gemm_tile_ch07(const gemm::GemmArgs& args, cudaStream_t stream) {
   const ch07::TileChoice tile = ch07::choose_tile(args.shape, num_sms);
   const Config c = make_config(args.shape, {tile.block_m, tile.block_n, Multicast::None}, num_sms);
   launch_config(args, c, stream, std::make_index_sequence<kNumVariants>{});
+}
+void gemm_multicast_off(const gemm::GemmArgs& args, cudaStream_t stream) {
+  gemm_with(args, nullptr, "off", stream);
 }
 void gemm_multicast_a(const gemm::GemmArgs& args, cudaStream_t stream) {
   gemm_with(args, nullptr, "A", stream);
