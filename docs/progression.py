@@ -7,7 +7,8 @@
 Rows are the chapters and the cuBLASLt peers, columns DeepGEMM's 18 shapes; a chapter's ablation
 rows ("10_tma_multicast[multicast=off]": registry.hpp) get a table of their own. Beside the run's own
 peers, DeepGEMM's figures from docs/method.md (measured on our H100 by the same method, right after
-an earlier committed run, on its machine: DEEPGEMM_WHERE; and as published for the H800) are quoted, labelled as such, in the comparison of the last
+a committed run, on its machine: DEEPGEMM_WHERE; and as published for the H800) are quoted,
+labelled as such, in the comparison of the last
 chapter with the peers and in the chart. The grouped entries of chapter 15
 ("15_grouped_gemm/masked/32x20/6144x7168", "dense_per_group/...") get a section of their own,
 "## Grouped", one row per grouped shape beside DeepGEMM 2.6.1's grouped figures; a run without them
@@ -28,47 +29,46 @@ SMALL_HEADLINE = "64x7168x16384"  # GB/s: the bandwidth-bound headline
 # A device-to-device copy on our H100 (docs/method.md): the bandwidth bound of M = 64 and 128.
 COPY_GBPS = 3000
 
-# DeepGEMM on our H100 SXM, both releases measured right after the committed run of 2026-11-27
-# (evening, session 15), on its machine, in the same lease (docs/method.md); the committed run is
-# now a later one, from another machine (DEEPGEMM_WHERE says so in the text). TFLOPS by CUDA events
-# with an 8 GiB flush before each run, median of 30; and by the kernel alone (PyTorch's profiler),
-# what this benchmark's kernel-only column (CUPTI) compares with.
-# Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
-# Where the figures below were measured, as the generated text says it (docs/method.md, "Both on
-# the committed run's machine, right after it"): beside the committed run of commit 2221112
-# (`git show 2221112:docs/progression.md`). Say "right after this run, on its machine" only when
-# they are remeasured beside the committed run.
-DEEPGEMM_WHERE = "beside the run of 2221112, on its machine"
+# DeepGEMM on our H100 SXM, both releases measured right after the committed run (2026-11-27,
+# night, session 19), on its machine, in the same lease (docs/method.md, "Both on the committed
+# run's machine, right after it (H100, 2026-11-27, night)"). TFLOPS by CUDA events with an 8 GiB
+# flush before each run, median of 30; and by the kernel alone (PyTorch's profiler), what this benchmark's kernel-only column
+# (CUPTI) compares with. A's scales in each release's TMA-aligned, M-contiguous layout before
+# timing, as our kernels take them. Commit 8dfa329 (May 2025) and 2.6.1 (main 54e2261, June 2026).
+# Where the figures below were measured, as the generated text says it. Say "right after this run,
+# on its machine" only while they are remeasured beside the committed run; a later committed run
+# without them says which run they stood beside ("beside the run of <commit>, on its machine").
+DEEPGEMM_WHERE = "right after this run, on its machine"
 DEEPGEMM = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 134, "64x24576x1536": 212, "64x32768x512": 161, "64x7168x16384": 273,
-        "64x4096x7168": 186, "64x7168x2048": 159, "128x2112x7168": 247, "128x24576x1536": 401,
-        "128x32768x512": 298, "128x7168x16384": 511, "128x4096x7168": 337, "128x7168x2048": 289,
-        "4096x2112x7168": 1118, "4096x24576x1536": 1266, "4096x32768x512": 926,
-        "4096x7168x16384": 1477, "4096x4096x7168": 1409, "4096x7168x2048": 1204,
+        "64x2112x7168": 124, "64x24576x1536": 203, "64x32768x512": 151, "64x7168x16384": 269,
+        "64x4096x7168": 176, "64x7168x2048": 148, "128x2112x7168": 232, "128x24576x1536": 383,
+        "128x32768x512": 281, "128x7168x16384": 497, "128x4096x7168": 320, "128x7168x2048": 271,
+        "4096x2112x7168": 1102, "4096x24576x1536": 1257, "4096x32768x512": 922,
+        "4096x7168x16384": 1484, "4096x4096x7168": 1402, "4096x7168x2048": 1202,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 149, "64x24576x1536": 207, "64x32768x512": 158, "64x7168x16384": 267,
-        "64x4096x7168": 195, "64x7168x2048": 157, "128x2112x7168": 286, "128x24576x1536": 394,
-        "128x32768x512": 290, "128x7168x16384": 531, "128x4096x7168": 383, "128x7168x2048": 290,
-        "4096x2112x7168": 1260, "4096x24576x1536": 1285, "4096x32768x512": 997,
-        "4096x7168x16384": 1476, "4096x4096x7168": 1417, "4096x7168x2048": 1252,
+        "64x2112x7168": 141, "64x24576x1536": 201, "64x32768x512": 150, "64x7168x16384": 269,
+        "64x4096x7168": 187, "64x7168x2048": 147, "128x2112x7168": 264, "128x24576x1536": 385,
+        "128x32768x512": 268, "128x7168x16384": 517, "128x4096x7168": 362, "128x7168x2048": 276,
+        "4096x2112x7168": 1249, "4096x24576x1536": 1280, "4096x32768x512": 994,
+        "4096x7168x16384": 1490, "4096x4096x7168": 1419, "4096x7168x2048": 1255,
     },
 }
 DEEPGEMM_KERNEL = {
     "DeepGEMM 8dfa329": {
-        "64x2112x7168": 159, "64x24576x1536": 234, "64x32768x512": 193, "64x7168x16384": 285,
-        "64x4096x7168": 207, "64x7168x2048": 195, "128x2112x7168": 287, "128x24576x1536": 442,
-        "128x32768x512": 348, "128x7168x16384": 532, "128x4096x7168": 374, "128x7168x2048": 347,
-        "4096x2112x7168": 1145, "4096x24576x1536": 1275, "4096x32768x512": 940,
-        "4096x7168x16384": 1482, "4096x4096x7168": 1426, "4096x7168x2048": 1241,
+        "64x2112x7168": 156, "64x24576x1536": 235, "64x32768x512": 195, "64x7168x16384": 285,
+        "64x4096x7168": 211, "64x7168x2048": 193, "128x2112x7168": 287, "128x24576x1536": 440,
+        "128x32768x512": 350, "128x7168x16384": 527, "128x4096x7168": 375, "128x7168x2048": 348,
+        "4096x2112x7168": 1139, "4096x24576x1536": 1274, "4096x32768x512": 937,
+        "4096x7168x16384": 1495, "4096x4096x7168": 1432, "4096x7168x2048": 1245,
     },
     "DeepGEMM 2.6.1": {
-        "64x2112x7168": 180, "64x24576x1536": 232, "64x32768x512": 190, "64x7168x16384": 281,
-        "64x4096x7168": 221, "64x7168x2048": 192, "128x2112x7168": 342, "128x24576x1536": 436,
-        "128x32768x512": 331, "128x7168x16384": 548, "128x4096x7168": 434, "128x7168x2048": 346,
-        "4096x2112x7168": 1290, "4096x24576x1536": 1301, "4096x32768x512": 1012,
-        "4096x7168x16384": 1482, "4096x4096x7168": 1437, "4096x7168x2048": 1296,
+        "64x2112x7168": 180, "64x24576x1536": 230, "64x32768x512": 191, "64x7168x16384": 282,
+        "64x4096x7168": 220, "64x7168x2048": 194, "128x2112x7168": 342, "128x24576x1536": 436,
+        "128x32768x512": 346, "128x7168x16384": 545, "128x4096x7168": 430, "128x7168x2048": 347,
+        "4096x2112x7168": 1295, "4096x24576x1536": 1305, "4096x32768x512": 1023,
+        "4096x7168x16384": 1498, "4096x4096x7168": 1452, "4096x7168x2048": 1301,
     },
 }
 # The top README names DeepGEMM's releases without commit hashes (docs/method.md has them).
@@ -93,46 +93,46 @@ GROUPED_SMALL_HEADLINE = "masked/32x20/6144x7168"  # GB/s: a decoding step, a st
 SMALL_GROUP_ROWS = 64
 # DeepGEMM 2.6.1's grouped GEMMs on our H100 SXM, in the same call as its dense figures above
 # (docs/method.md), commit 54e2261 (main, June 2026): the benchmark's own rows per group,
-# contiguous groups padded to 128 rows, masked max_m 4096 (expected_m the benchmark's, or 1.2 x it
-# as DeepGEMM's test passes it: the faster of the two); TFLOPS and GB/s count valid rows only. TFLOPS by CUDA events with an
-# 8 GiB flush before each run, median of 30; by the kernel alone (PyTorch's profiler); GB/s by the
-# events.
+# contiguous groups padded to 128 rows, masked max_m 4096 with expected_m the benchmark's; TFLOPS
+# and GB/s count valid rows only. TFLOPS by CUDA events with an 8 GiB flush before each run, median
+# of 30; by the kernel alone (PyTorch's profiler); GB/s by the events, over the same bytes as this
+# benchmark's (the valid rows of A and D, every group's B).
 DEEPGEMM_GROUPED = {
-    "contiguous/4x8192/6144x7168": 1448, "contiguous/4x8192/7168x3072": 1387,
-    "contiguous/4x8192/4096x4096": 1383, "contiguous/4x8192/4096x2048": 1306,
-    "contiguous/8x4096/6144x7168": 1435, "contiguous/8x4096/7168x3072": 1371,
-    "contiguous/8x4096/4096x4096": 1367, "contiguous/8x4096/4096x2048": 1286,
-    "masked/32x192/6144x7168": 888, "masked/32x192/7168x3072": 813, "masked/32x192/4096x4096": 817,
-    "masked/32x192/4096x2048": 736, "masked/6x1024/6144x7168": 1326,
-    "masked/6x1024/7168x3072": 1273, "masked/6x1024/4096x4096": 1234,
-    "masked/6x1024/4096x2048": 1114, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 102,
-    "masked/32x20/4096x4096": 103, "masked/32x20/4096x2048": 95, "masked/6x20/6144x7168": 99,
-    "masked/6x20/7168x3072": 86, "masked/6x20/4096x4096": 79, "masked/6x20/4096x2048": 65,
+    "contiguous/4x8192/6144x7168": 1458, "contiguous/4x8192/7168x3072": 1396,
+    "contiguous/4x8192/4096x4096": 1394, "contiguous/4x8192/4096x2048": 1315,
+    "contiguous/8x4096/6144x7168": 1448, "contiguous/8x4096/7168x3072": 1385,
+    "contiguous/8x4096/4096x4096": 1377, "contiguous/8x4096/4096x2048": 1294,
+    "masked/32x192/6144x7168": 890, "masked/32x192/7168x3072": 812, "masked/32x192/4096x4096": 816,
+    "masked/32x192/4096x2048": 731, "masked/6x1024/6144x7168": 1338,
+    "masked/6x1024/7168x3072": 1276, "masked/6x1024/4096x4096": 1233,
+    "masked/6x1024/4096x2048": 1105, "masked/32x20/6144x7168": 109, "masked/32x20/7168x3072": 101,
+    "masked/32x20/4096x4096": 102, "masked/32x20/4096x2048": 94, "masked/6x20/6144x7168": 99,
+    "masked/6x20/7168x3072": 84, "masked/6x20/4096x4096": 78, "masked/6x20/4096x2048": 63,
 }
 DEEPGEMM_GROUPED_KERNEL = {
-    "contiguous/4x8192/6144x7168": 1451, "contiguous/4x8192/7168x3072": 1387,
-    "contiguous/4x8192/4096x4096": 1387, "contiguous/4x8192/4096x2048": 1315,
-    "contiguous/8x4096/6144x7168": 1437, "contiguous/8x4096/7168x3072": 1375,
-    "contiguous/8x4096/4096x4096": 1371, "contiguous/8x4096/4096x2048": 1295,
-    "masked/32x192/6144x7168": 890, "masked/32x192/7168x3072": 817, "masked/32x192/4096x4096": 824,
-    "masked/32x192/4096x2048": 746, "masked/6x1024/6144x7168": 1331,
-    "masked/6x1024/7168x3072": 1281, "masked/6x1024/4096x4096": 1248,
-    "masked/6x1024/4096x2048": 1139, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 103,
+    "contiguous/4x8192/6144x7168": 1459, "contiguous/4x8192/7168x3072": 1400,
+    "contiguous/4x8192/4096x4096": 1399, "contiguous/4x8192/4096x2048": 1324,
+    "contiguous/8x4096/6144x7168": 1450, "contiguous/8x4096/7168x3072": 1388,
+    "contiguous/8x4096/4096x4096": 1382, "contiguous/8x4096/4096x2048": 1305,
+    "masked/32x192/6144x7168": 896, "masked/32x192/7168x3072": 821, "masked/32x192/4096x4096": 826,
+    "masked/32x192/4096x2048": 749, "masked/6x1024/6144x7168": 1348,
+    "masked/6x1024/7168x3072": 1295, "masked/6x1024/4096x4096": 1262,
+    "masked/6x1024/4096x2048": 1138, "masked/32x20/6144x7168": 110, "masked/32x20/7168x3072": 103,
     "masked/32x20/4096x4096": 104, "masked/32x20/4096x2048": 97, "masked/6x20/6144x7168": 101,
-    "masked/6x20/7168x3072": 89, "masked/6x20/4096x4096": 82, "masked/6x20/4096x2048": 70,
+    "masked/6x20/7168x3072": 88, "masked/6x20/4096x4096": 83, "masked/6x20/4096x2048": 71,
 }
 DEEPGEMM_GROUPED_GBPS = {
-    "contiguous/4x8192/6144x7168": 406, "contiguous/4x8192/7168x3072": 630,
-    "contiguous/4x8192/4096x4096": 588, "contiguous/4x8192/4096x2048": 874,
-    "contiguous/8x4096/6144x7168": 487, "contiguous/8x4096/7168x3072": 705,
-    "contiguous/8x4096/4096x4096": 663, "contiguous/8x4096/4096x2048": 937,
-    "masked/32x192/6144x7168": 2519, "masked/32x192/7168x3072": 2446,
-    "masked/32x192/4096x4096": 2437, "masked/32x192/4096x2048": 2373,
-    "masked/6x1024/6144x7168": 930, "masked/6x1024/7168x3072": 1115,
-    "masked/6x1024/4096x4096": 1045, "masked/6x1024/4096x2048": 1215,
-    "masked/32x20/6144x7168": 2852, "masked/32x20/7168x3072": 2654, "masked/32x20/4096x4096": 2677,
-    "masked/32x20/4096x2048": 2505, "masked/6x20/6144x7168": 2519, "masked/6x20/7168x3072": 2203,
-    "masked/6x20/4096x4096": 2012, "masked/6x20/4096x2048": 1688,
+    "contiguous/4x8192/6144x7168": 408, "contiguous/4x8192/7168x3072": 634,
+    "contiguous/4x8192/4096x4096": 593, "contiguous/4x8192/4096x2048": 880,
+    "contiguous/8x4096/6144x7168": 492, "contiguous/8x4096/7168x3072": 712,
+    "contiguous/8x4096/4096x4096": 668, "contiguous/8x4096/4096x2048": 943,
+    "masked/32x192/6144x7168": 2525, "masked/32x192/7168x3072": 2445,
+    "masked/32x192/4096x4096": 2432, "masked/32x192/4096x2048": 2357,
+    "masked/6x1024/6144x7168": 939, "masked/6x1024/7168x3072": 1118,
+    "masked/6x1024/4096x4096": 1045, "masked/6x1024/4096x2048": 1206,
+    "masked/32x20/6144x7168": 2836, "masked/32x20/7168x3072": 2641, "masked/32x20/4096x4096": 2661,
+    "masked/32x20/4096x2048": 2475, "masked/6x20/6144x7168": 2507, "masked/6x20/7168x3072": 2158,
+    "masked/6x20/4096x4096": 1983, "masked/6x20/4096x2048": 1633,
 }
 # Its GB/s by the kernel alone: the same bytes over the kernel's time, from its two TFLOPS figures.
 DEEPGEMM_GROUPED_GBPS_KERNEL = {

@@ -116,13 +116,13 @@ class Progression(unittest.TestCase):
     def test_markdown(self):
         text = self.markdown()
         # The last chapter (not an ablation row) against each peer and the best: at the headline
-        # shape DeepGEMM 8dfa329 (docs/method.md, 1477 against 2.6.1's 1476), at 64 x 2112 x 7168
-        # DeepGEMM 2.6.1 (149 against 8dfa329's 134 and cuBLASLt's 115 and 128).
+        # shape DeepGEMM 2.6.1 (docs/method.md, 1490 against 8dfa329's 1484), at 64 x 2112 x 7168
+        # DeepGEMM 2.6.1 (141 against 8dfa329's 124 and cuBLASLt's 115 and 128).
         self.assertIn("| shape | 10_tma_multicast | cublasLt-blk | cublasLt-scalar | "
                       "DeepGEMM 8dfa329 | DeepGEMM 2.6.1 | best peer | ratio |", text)
-        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1477 | 1476 | DeepGEMM 8dfa329 | "
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1484 | 1490 | DeepGEMM 2.6.1 | "
                       "0.09 |", text)
-        self.assertIn("| 64 x 2112 x 7168 | 130 | 115 | 128 | 134 | 149 | DeepGEMM 2.6.1 | 0.87 |",
+        self.assertIn("| 64 x 2112 x 7168 | 130 | 115 | 128 | 124 | 141 | DeepGEMM 2.6.1 | 0.92 |",
                       text)
         # Its GB/s against the copy bandwidth.
         gbps = (64 * 7168 + 2112 * 7168 + 2 * 64 * 2112) / (2.0 * 64 * 2112 * 7168 / 130e12) / 1e9
@@ -137,13 +137,13 @@ class Progression(unittest.TestCase):
         tflops_table = text.split("## TFLOPS")[1].split("## GB/s")[0]
         self.assertNotIn("[multicast", tflops_table)
         # By the kernels' own time: the same flops over 1 / 1.2 of the time, against DeepGEMM's
-        # kernel-only figures (docs/method.md: 8dfa329 1482 and 2.6.1 1482 at the headline shape,
-        # 159 and 180 at 64 x 2112 x 7168).
+        # kernel-only figures (docs/method.md: 8dfa329 1495 and 2.6.1 1498 at the headline shape,
+        # 156 and 180 at 64 x 2112 x 7168).
         by_kernel = text.split("## By the kernels' own time (CUPTI)")[1].split("## Ablations")[0]
         self.assertIn("| 10_tma_multicast | 156 | 156 |", by_kernel)
-        self.assertIn("| 4096 x 7168 x 16384 | 156 | 138 | 154 | 1482 | 1482 | DeepGEMM 8dfa329 | "
-                      "0.11 |", by_kernel)
-        self.assertIn("| 64 x 2112 x 7168 | 156 | 138 | 154 | 159 | 180 | DeepGEMM 2.6.1 | 0.87 |",
+        self.assertIn("| 4096 x 7168 x 16384 | 156 | 138 | 154 | 1495 | 1498 | DeepGEMM 2.6.1 | "
+                      "0.10 |", by_kernel)
+        self.assertIn("| 64 x 2112 x 7168 | 156 | 138 | 154 | 156 | 180 | DeepGEMM 2.6.1 | 0.87 |",
                       by_kernel)
 
     def test_no_kernel_section_without_kernel_times(self):
@@ -151,7 +151,7 @@ class Progression(unittest.TestCase):
         fake_run(self.json, kernel_times=False)
         text = self.markdown()
         self.assertNotIn("By the kernels' own time", text)
-        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1477 | 1476 | DeepGEMM 8dfa329 | "
+        self.assertIn("| 4096 x 7168 x 16384 | 130 | 115 | 128 | 1484 | 1490 | DeepGEMM 2.6.1 | "
                       "0.09 |", text)
 
     def test_readme_blocks(self):
@@ -179,7 +179,7 @@ class Progression(unittest.TestCase):
         # chapter, the best cuBLASLt of the run and DeepGEMM 2.6.1.
         self.assertIn("| shape | chapter 09 | [multicast=off] | [multicast=A] | [multicast=B] | "
                       "**this chapter** | best cuBLASLt | DeepGEMM 2.6.1 | this chapter GB/s |", text)
-        self.assertIn("| 4096 x 7168 x 16384 | 110 | 120 | 131 | 125 | **130** | 128 | 1476 |", text)
+        self.assertIn("| 4096 x 7168 x 16384 | 110 | 120 | 131 | 125 | **130** | 128 | 1490 |", text)
 
     def test_grouped_rows(self):
         # The grouped entries are not dense rows: load leaves them out, load_grouped has them.
@@ -206,32 +206,32 @@ class Progression(unittest.TestCase):
         fake_run(self.json, grouped=True)
         text = self.markdown()
         grouped = text.split("## Grouped\n")[1].split("## Grouped, by the kernels' own time")[0]
-        # One row per shape: the chapter, DeepGEMM 2.6.1 (docs/method.md: 1435 at contiguous 8 x
-        # 4096, 6144 x 7168; 736 and 110), the ratio of the two, chapter 13 once per group ("-"
+        # One row per shape: the chapter, DeepGEMM 2.6.1 (docs/method.md: 1448 at contiguous 8 x
+        # 4096, 6144 x 7168; 731 and 109), the ratio of the two, chapter 13 once per group ("-"
         # where its entry failed).
         self.assertIn("| layout | groups x rows | N | K | this chapter TFLOPS | DeepGEMM 2.6.1 "
                       "TFLOPS | ratio | dense per group TFLOPS |", grouped)
-        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1435 | 0.91 | 1200 |",
+        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1448 | 0.90 | 1200 |",
                       grouped)
-        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 800 | 736 | 1.09 | - |", grouped)
-        self.assertIn("| masked | 32 x 20 | 6144 | 7168 | 120 | 110 | 1.09 | 60 |", grouped)
-        # GB/s at the 20-row shape only, against DeepGEMM's 2852.
+        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 800 | 731 | 1.09 | - |", grouped)
+        self.assertIn("| masked | 32 x 20 | 6144 | 7168 | 120 | 109 | 1.10 | 60 |", grouped)
+        # GB/s at the 20-row shape only, against DeepGEMM's 2836.
         gbps = grouped_gbps("masked/32x20/6144x7168", 120)
         self.assertIn("| layout | groups x rows | N | K | this chapter GB/s | DeepGEMM 2.6.1 GB/s "
                       "| ratio |", grouped)
-        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps:.0f} | 2852 | {gbps / 2852:.2f} |",
+        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps:.0f} | 2836 | {gbps / 2836:.2f} |",
                       grouped)
         self.assertNotIn("| contiguous | 8 x 4096 | 6144 | 7168 | "
                          f"{grouped_gbps('contiguous/8x4096/6144x7168', 1300):.0f} |", grouped)
-        # By the kernels' own time: 1.2 x the figures, against DeepGEMM's kernel-only ones (1437,
-        # 746, 110; its GB/s 2852 x 110 / 110); chapter 13's the sum of its kernels.
+        # By the kernels' own time: 1.2 x the figures, against DeepGEMM's kernel-only ones (1450,
+        # 749, 110; its GB/s 2836 x 110 / 109); chapter 13's the sum of its kernels.
         by_kernel = text.split("## Grouped, by the kernels' own time (CUPTI)")[1]
         by_kernel = by_kernel.split("## Peers")[0]
-        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1560 | 1437 | 1.09 | 1440 |",
+        self.assertIn("| contiguous | 8 x 4096 | 6144 | 7168 | 1560 | 1450 | 1.08 | 1440 |",
                       by_kernel)
-        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 960 | 746 | 1.29 | - |", by_kernel)
-        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps * 1.2:.0f} | 2852 | "
-                      f"{gbps * 1.2 / 2852:.2f} |", by_kernel)
+        self.assertIn("| masked | 32 x 192 | 4096 | 2048 | 960 | 749 | 1.28 | - |", by_kernel)
+        self.assertIn(f"| masked | 32 x 20 | 6144 | 7168 | {gbps * 1.2:.0f} | 2862 | "
+                      f"{gbps * 1.2 / (2836 * 110 / 109):.2f} |", by_kernel)
         self.assertIn("- `dense_per_group`:", text)
         # The dense tables know nothing of them: no grouped row, no grouped column.
         dense = text.split("## Grouped\n")[0]
@@ -283,17 +283,17 @@ class Progression(unittest.TestCase):
         # The headline (the chapter's headline block says the same): the contiguous prefill's
         # TFLOPS and the masked decoding step's GB/s, each beside DeepGEMM 2.6.1.
         headline = ("**contiguous 8 x 4096 at 6144 x 7168: 1300 TFLOPS** (chapter 13 once per "
-                    "group: 1200; DeepGEMM 2.6.1: 1435, x0.91) · **masked 32 x 20 at 6144 x 7168: "
-                    f"{gbps:.0f} GB/s** (DeepGEMM 2.6.1: 2852, x{gbps / 2852:.2f})")
+                    "group: 1200; DeepGEMM 2.6.1: 1448, x0.90) · **masked 32 x 20 at 6144 x 7168: "
+                    f"{gbps:.0f} GB/s** (DeepGEMM 2.6.1: 2836, x{gbps / 2836:.2f})")
         self.assertEqual(chapter.count(headline), 2)
         # The table, as ## Grouped has it.
         self.assertIn("\n".join([
             "| layout | groups x rows | N | K | this chapter TFLOPS | DeepGEMM 2.6.1 TFLOPS "
             "| ratio | dense per group TFLOPS |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-            "| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1435 | 0.91 | 1200 |",
-            "| masked | 32 x 192 | 4096 | 2048 | 800 | 736 | 1.09 | - |",
-            "| masked | 32 x 20 | 6144 | 7168 | 120 | 110 | 1.09 | 60 |", "", ""]), chapter)
+            "| contiguous | 8 x 4096 | 6144 | 7168 | 1300 | 1448 | 0.90 | 1200 |",
+            "| masked | 32 x 192 | 4096 | 2048 | 800 | 731 | 1.09 | - |",
+            "| masked | 32 x 20 | 6144 | 7168 | 120 | 109 | 1.10 | 60 |", "", ""]), chapter)
         # The top table: chapter 15's row with its idea and its grouped headline; the standing
         # block still on the last dense chapter.
         self.assertIn("| 15 | [grouped gemm](chapters/15_grouped_gemm) | " + IDEA_15 + " | 1300 "
