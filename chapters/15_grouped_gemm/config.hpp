@@ -8,9 +8,10 @@
 // - contiguous: the dense M x N x K (all rows, padding included): BLOCK_M 256 or 128 by chapter
 //   11's block_m_for, BLOCK_N by its block_n_for;
 // - masked: BLOCK_M from the rows a group is expected to have (expected_m: 64 up to 64 rows, 128 up
-//   to 128, above that chapter 11's height for G x expected_m rows), then BLOCK_N by the rule over
-//   G x (expected_m rounded up to BLOCK_M) rows, the tiles all groups together give the SMs (with
-//   64-row tiles, widths up to 128).
+//   to 128), then BLOCK_N by the rule over G x (expected_m rounded up to BLOCK_M) rows, the tiles all
+//   groups together give the SMs (with 64-row tiles, widths up to 128). Above 128 rows the tile with
+//   the least expected time (masked_choice): the counts are on the device, so the rounds of tiles are
+//   averaged over counts drawn around expected_m, each tile's time measured per unit of its area.
 // The order of the tiles: contiguous, chapter 09's over the dense grid (pick_group); masked, group
 // by group, M fastest (scheduler.hpp). B is loaded with evict_first (chapter 12) where every group
 // is expected to be one 64-row tile: then B is a stream, each tile read once.
@@ -22,9 +23,15 @@
 // order).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "chapters/11_configuration/config.hpp"
@@ -92,16 +99,96 @@ inline gemm::Shape dense_equivalent(const GroupedShape& g, int block_m) {
   return {int64_t(g.groups) * rows, g.shape.n, g.shape.k};
 }
 
-// Masked: 64 rows up to 64 expected, 128 up to 128, and above that chapter 11's choice of height
-// for all groups' rows, each group's rounded up to 256 (dense_equivalent): 256, or 128 where its
-// 128 x 192 tile fills the waves as well. Chapter 11's rule on expected_m x N x K alone picked 128
-// rows at widths up to 160 at 192 rows, which measured 2% slower than 256 at 32 x 192 rows (and 7%
-// at 6 x 1024); 128 x 192 measured level with 256 x 128 at 32 x 192 rows and 3% to 12% faster at
-// 6 x 1024 (H100, 2026-11-26: NOTES.md, "The tiles of the masked layout", "The 128 x 192 tile").
+// Masked above 128 expected rows: the tile with the least expected time. A group's count is known
+// only on the device, and the tiles are ceil(count / BLOCK_M) x tiles_n per group, dealt to the SMs
+// in rounds: where the expected count lies near a whole number of rounds, a rule that reads only
+// expected_m (chapter 11's, on dense_equivalent) is a coin toss, and measured 10% to 40% off the
+// best tile on such shapes (NOTES.md, section 20). So each candidate's rounds are averaged over
+// kMaskedDraws draws of the counts, each group's uniform in [0.7, 1.3] x expected_m (the spread
+// DeepGEMM's tests and this benchmark draw), and weighed by what a round of that tile costs:
+// `cost` below, the time per unit of tile area (BLOCK_M x BLOCK_N x K) fitted to 192 timings on an
+// H100 (24 random masked shapes, every candidate; NOTES.md, section 25), relative to 128 x 192. It
+// falls with the width: wider tiles read fewer bytes and promote less per multiply-add. The
+// narrower tiles (16 to 64 wide, for a few tiles spread over more SMs) have no measured cost, so
+// where chapter 11's rule picks one of them, its choice stands (masked_choice).
+struct MaskedCandidate {
+  Tile tile;
+  double cost;
+};
+inline constexpr MaskedCandidate kMaskedCandidates[] = {
+    {{128, 192}, 1.00}, {{256, 128}, 1.02}, {{128, 160}, 1.09}, {{128, 144}, 1.18},
+    {{128, 128}, 1.19}, {{256, 96}, 1.21},  {{128, 112}, 1.34}, {{128, 96}, 1.45}};
+inline constexpr int kMaskedDraws = 48;
+inline constexpr uint64_t kMaskedDrawSeed = 2026;
+
+// The rounds of tiles of tile t, averaged over the draws of the counts (the same draws for every
+// tile: re-seeded each call). At most 2^21 group counts drawn in all.
+inline double expected_rounds(const GroupedShape& g, Tile t, int num_sms) {
+  const int64_t e = g.expected(), tiles_n = (g.shape.n + t.block_n - 1) / t.block_n;
+  const int64_t draws = std::max<int64_t>(
+      1, std::min<int64_t>(kMaskedDraws, (int64_t(1) << 21) / std::max(g.groups, 1)));
+  std::mt19937_64 rng(kMaskedDrawSeed);
+  std::uniform_real_distribution<double> u(0.7, 1.3);
+  double sum = 0;
+  for (int64_t d = 0; d < draws; ++d) {
+    int64_t blocks = 0;
+    for (int i = 0; i < g.groups; ++i) {
+      const int64_t count = std::min<int64_t>(int64_t(double(e) * u(rng)), g.shape.m);
+      blocks += (count + t.block_m - 1) / t.block_m;
+    }
+    sum += double((blocks * tiles_n + num_sms - 1) / num_sms);
+  }
+  return sum / double(draws);
+}
+
+// The candidate of least cost x expected rounds x BLOCK_M x BLOCK_N (K is the same for all), of
+// height block_m (0: either). The fit's error is about 10%, so a candidate is taken over one
+// before it in kMaskedCandidates (cheaper per unit of area) only if its modelled time is more than
+// kMaskedMargin lower: at the benchmark's 32 x 192 rows, 4096 x 4096, 256 x 128 models 1.1% below
+// 128 x 192, and the two measured level there (section 8).
+inline constexpr double kMaskedMargin = 0.03;
+inline Tile masked_tile(const GroupedShape& g, int num_sms, int block_m = 0) {
+  Tile best{0, 0};
+  double best_time = 0;
+  for (const MaskedCandidate& c : kMaskedCandidates) {
+    if (block_m != 0 && c.tile.block_m != block_m) continue;
+    const double time =
+        c.cost * expected_rounds(g, c.tile, num_sms) * c.tile.block_m * c.tile.block_n;
+    if (best.block_m == 0 || time < (1.0 - kMaskedMargin) * best_time)
+      best = c.tile, best_time = time;
+  }
+  return best;
+}
+
+// The masked tile above 128 expected rows, of height block_m (0: the rule's): masked_tile, unless
+// chapter 11's rule (its height for all groups' rows, each group's rounded up to 256, and its width
+// for that height) takes a width narrower than every candidate: its choice then stands.
+// The launch asks on every call, and the draws take up to milliseconds for many groups, so the
+// answers are kept per shape (at most 4096 of them; then the cache starts again).
+inline Tile masked_choice(const GroupedShape& g, int num_sms, int block_m = 0) {
+  using Key = std::array<int64_t, 7>;
+  static std::mutex mutex;
+  static std::map<Key, Tile> cache;
+  const Key key{g.groups, g.shape.m, g.shape.n, g.shape.k, g.expected(), num_sms, block_m};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const int height = block_m != 0 ? block_m : ch11::block_m_for(dense_equivalent(g, 256), num_sms);
+  const int width = ch11::block_n_for(dense_equivalent(g, height), height, num_sms);
+  constexpr int kNarrowest = kMaskedCandidates[std::size(kMaskedCandidates) - 1].tile.block_n;
+  const Tile t = width < kNarrowest ? Tile{height, width} : masked_tile(g, num_sms, block_m);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 4096) cache.clear();
+  cache.emplace(key, t);
+  return t;
+}
+
+// Masked: 64 rows up to 64 expected, 128 up to 128, and above that masked_choice.
 inline int block_m_for(const GroupedShape& g, int num_sms) {
   if (g.layout == Layout::Contiguous) return ch11::block_m_for(g.shape, num_sms);
   const int64_t e = g.expected();
-  return e <= 64 ? 64 : e <= 128 ? 128 : ch11::block_m_for(dense_equivalent(g, 256), num_sms);
+  return e <= 64 ? 64 : e <= 128 ? 128 : masked_choice(g, num_sms).block_m;
 }
 
 // Masked with 64-row tiles, the work is a stream of B: the widths up to 128, whose extra stages
@@ -111,6 +198,10 @@ inline int block_n_for(const GroupedShape& g, int block_m, int num_sms) {
   const gemm::Shape dense = dense_equivalent(g, block_m);
   if (g.layout == Layout::Masked && block_m == 64)
     return ch07::best_block_n_among(kStreamBlockN, dense, block_m, num_sms);
+  if (g.layout == Layout::Masked && g.expected() > 128) {
+    const Tile rule = masked_choice(g, num_sms);
+    return rule.block_m == block_m ? rule.block_n : masked_choice(g, num_sms, block_m).block_n;
+  }
   return ch11::block_n_for(dense, block_m, num_sms);
 }
 
