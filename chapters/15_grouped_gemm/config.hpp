@@ -121,6 +121,12 @@ inline constexpr MaskedCandidate kMaskedCandidates[] = {
 inline constexpr int kMaskedDraws = 48;
 inline constexpr uint64_t kMaskedDrawSeed = 2026;
 
+// One group's rows drawn uniformly in [0.7, 1.3] x expected (DeepGEMM's test rule): the draw of the
+// benchmark's and tests' counts (problem.hpp's draw_rows) and of the rule's expected rounds below.
+inline int64_t draw_count(std::mt19937_64& rng, int64_t expected) {
+  return int64_t(double(expected) * std::uniform_real_distribution<double>(0.7, 1.3)(rng));
+}
+
 // The rounds of tiles of tile t, averaged over the draws of the counts (the same draws for every
 // tile: re-seeded each call). At most 2^21 group counts drawn in all.
 inline double expected_rounds(const GroupedShape& g, Tile t, int num_sms) {
@@ -128,12 +134,11 @@ inline double expected_rounds(const GroupedShape& g, Tile t, int num_sms) {
   const int64_t draws = std::max<int64_t>(
       1, std::min<int64_t>(kMaskedDraws, (int64_t(1) << 21) / std::max(g.groups, 1)));
   std::mt19937_64 rng(kMaskedDrawSeed);
-  std::uniform_real_distribution<double> u(0.7, 1.3);
   double sum = 0;
   for (int64_t d = 0; d < draws; ++d) {
     int64_t blocks = 0;
     for (int i = 0; i < g.groups; ++i) {
-      const int64_t count = std::min<int64_t>(int64_t(double(e) * u(rng)), g.shape.m);
+      const int64_t count = std::min<int64_t>(draw_count(rng, e), g.shape.m);
       blocks += (count + t.block_m - 1) / t.block_m;
     }
     sum += double((blocks * tiles_n + num_sms - 1) / num_sms);

@@ -62,9 +62,8 @@ gemm::HostProblem GroupedHostProblem::group_problem(int g) const {
 
 std::vector<int64_t> draw_rows(int groups, int64_t expected, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.7, 1.3);
   std::vector<int64_t> rows(size_t(std::max(groups, 0)));
-  for (int64_t& r : rows) r = int64_t(double(expected) * u(rng));
+  for (int64_t& r : rows) r = draw_count(rng, expected);
   return rows;
 }
 

@@ -34,7 +34,7 @@ struct GroupedHostProblem {
   gemm::HostProblem group_problem(int g) const;
 };
 
-// Rows per group drawn uniformly in [0.7, 1.3] x expected (DeepGEMM's test rule), reproducibly.
+// Rows per group drawn uniformly in [0.7, 1.3] x expected (config.hpp's draw_count), reproducibly.
 std::vector<int64_t> draw_rows(int groups, int64_t expected, uint64_t seed);
 
 // A grouped problem with the given rows per group. Contiguous: each group padded to kAlignment rows
