@@ -253,7 +253,7 @@ int main(int argc, char** argv) {
   if (std::string why = hopper_unavailable_reason(); !why.empty()) {
     std::printf(
         "progression: no Hopper GPU here (%s): nothing to measure.\n"
-        "The build is complete; run this on an H100 to time the chapters.\n",
+        "The build is complete; run this on a Hopper GPU (H100, H200) to time the chapters.\n",
         why.c_str());
     return 0;
   }
